@@ -1,0 +1,148 @@
+import { randomUUID } from 'node:crypto';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import type { Actor, Core, Scope } from './domain/core.js';
+import { AppError, toProblem } from './errors.js';
+import { authorize, checkSetupToken } from './http/auth.js';
+import { createMetrics } from './http/metrics.js';
+import { buildOpenApi } from './http/openapi.js';
+import { RateLimitedError, RateLimiter } from './http/rate-limit.js';
+import type { AnyRoute } from './http/route.js';
+import { anchorRoutes } from './http/routes/anchors.js';
+import { auditRoutes } from './http/routes/audit.js';
+import { canonRoutes } from './http/routes/canon.js';
+import { keyRoutes } from './http/routes/keys.js';
+import { memoryRoutes } from './http/routes/memories.js';
+import { opsRoutes } from './http/routes/ops.js';
+import { sessionRoutes } from './http/routes/sessions.js';
+import { setupRoutes } from './http/routes/setup.js';
+import { parseInput } from './http/validate.js';
+import { VERSION } from './version.js';
+
+/** The routes of API.md §5, in matching order (/v1/memories/recall before /v1/memories/{id}). */
+export const API_ROUTES: readonly AnyRoute[] = [
+  ...setupRoutes,
+  ...keyRoutes,
+  ...memoryRoutes,
+  ...anchorRoutes,
+  ...sessionRoutes,
+  ...canonRoutes,
+  ...auditRoutes,
+];
+
+/** An actor for routes without a key; handlers of such routes must not use it. */
+const NO_ACTOR: Actor = Object.freeze({ tenantId: '', keyId: null, scopes: new Set<Scope>() });
+
+const expressPath = (openApiPath: string): string => openApiPath.replace(/\{(\w+)\}/g, ':$1');
+
+interface BodyParserError {
+  type?: string;
+}
+
+/** Failures of the JSON body parser, which come as plain errors with a `type`. */
+function bodyParserProblem(error: unknown): AppError | undefined {
+  const type = (error as BodyParserError | null)?.type;
+  switch (type) {
+    case 'entity.parse.failed':
+      return new AppError('invalid_request', 'the body is not valid JSON');
+    case 'entity.too.large':
+      return new AppError('payload_too_large', 'the body is larger than the limit');
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new AppError('unsupported_media_type', 'send the body as UTF-8 JSON');
+    case 'request.aborted':
+    case 'request.size.invalid':
+      return new AppError('invalid_request', 'the body was cut short');
+    default:
+      return undefined;
+  }
+}
+
+export function createApp(core: Core): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', false);
+  const metrics = createMetrics();
+  const limiter = new RateLimiter(core.config.rateLimitPerMinute);
+  let openApi: unknown;
+  const routes: AnyRoute[] = [...opsRoutes(metrics, () => openApi), ...API_ROUTES];
+  openApi = buildOpenApi(routes, VERSION);
+
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const requestId = req.get('x-request-id')?.slice(0, 100) || randomUUID();
+    res.locals.requestId = requestId;
+    res.setHeader('X-Request-Id', requestId);
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      const routeLabel = (res.locals.route as string | undefined) ?? 'unmatched';
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      metrics.requests.inc({ method: req.method, route: routeLabel, status: String(res.statusCode) });
+      metrics.duration.observe({ method: req.method, route: routeLabel }, seconds);
+      // The query string can carry recall text, so only the route template is logged.
+      core.log.info(
+        { req_id: requestId, method: req.method, route: routeLabel, status: res.statusCode, ms: Math.round(seconds * 1000) },
+        'request',
+      );
+    });
+    next();
+  });
+
+  app.use((req: Request, _res: Response, next: NextFunction) => {
+    // req.is answers null when there is no body at all, false when there is one of another type.
+    if (req.is(['application/json', 'application/*+json']) === false) {
+      next(new AppError('unsupported_media_type', 'send the body as application/json'));
+      return;
+    }
+    next();
+  });
+  app.use(express.json({ limit: core.config.bodyLimitBytes, type: ['application/json', 'application/*+json'] }));
+
+  for (const spec of routes) {
+    app[spec.method](expressPath(spec.path), async (req: Request, res: Response) => {
+      res.locals.route = spec.path;
+      let actor = NO_ACTOR;
+      if (spec.access === 'setup') {
+        limiter.take(`setup:${req.socket.remoteAddress ?? 'unknown'}`);
+        checkSetupToken(core, req);
+      } else if (spec.access !== 'public') {
+        actor = await authorize(core, req, spec.access);
+        limiter.take(`key:${actor.keyId ?? ''}`);
+      }
+      const reply = await spec.handle({
+        core,
+        actor,
+        params: spec.params ? parseInput(spec.params, req.params, 'params') : {},
+        query: spec.query ? parseInput(spec.query, req.query, 'query') : {},
+        body: spec.body ? parseInput(spec.body, req.body, 'body') : undefined,
+        req,
+        res,
+      });
+      res.status(reply.status);
+      if (reply.body === undefined) res.end();
+      else if (typeof reply.body === 'string') res.send(reply.body);
+      else res.json(reply.body);
+    });
+  }
+
+  app.use((req: Request) => {
+    throw new AppError('not_found', `no route ${req.method} ${req.path}`);
+  });
+
+  // Express recognizes an error handler by its four parameters.
+  app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const known = error instanceof AppError ? error : bodyParserProblem(error);
+    const appError = known ?? new AppError('internal', 'an internal error occurred; it has been logged');
+    if (!known) {
+      core.log.error({ req_id: res.locals.requestId as string, err: error, route: res.locals.route as string }, 'unhandled error');
+    }
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    if (appError.code === 'unauthorized') res.setHeader('WWW-Authenticate', 'Bearer');
+    if (appError instanceof RateLimitedError) res.setHeader('Retry-After', String(appError.retryAfterSeconds));
+    const problem = toProblem(appError);
+    res.status(problem.status).type('application/problem+json').send(JSON.stringify(problem));
+  });
+
+  return app;
+}

@@ -1,0 +1,110 @@
+import type { AddressInfo } from 'node:net';
+import { parseArgs } from 'node:util';
+import { createApp } from '../app.js';
+import { ConfigError, loadConfig, type Config } from '../config.js';
+import { EmbedderMismatchError } from '../db/migrate.js';
+import { createTenant } from '../domain/tenants.js';
+import { AppError } from '../errors.js';
+import { startCore } from '../main.js';
+import { VERSION } from '../version.js';
+
+// The CLI is the one place that writes to the terminal directly; the server logs through pino.
+
+const USAGE = `agent-memory ${VERSION}: a memory service for LLM agents
+
+Usage:
+  agent-memory serve              REST API under /v1 on HOST:PORT (default 127.0.0.1:8080)
+  agent-memory setup --org NAME   create a tenant in the database and print its admin key
+  agent-memory migrate            apply database migrations and exit
+  agent-memory help               this text
+
+Configuration comes from the environment: DATABASE_URL (unset: embedded database in DATA_DIR),
+PORT, HOST, SETUP_TOKEN, EMBEDDER, LOG_LEVEL; see the README for all of them.`;
+
+async function serve(config: Config): Promise<void> {
+  const running = await startCore(config);
+  const { core } = running;
+  const app = createApp(core);
+  const server = app.listen(config.port, config.host);
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  const address = server.address() as AddressInfo;
+  core.log.info(
+    { host: address.address, port: address.port, engine: running.engine, embedder: core.embedder.id },
+    `agent-memory listening on http://${address.address}:${address.port}`,
+  );
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    core.log.info({ signal }, 'shutting down');
+    // Stop accepting, let in-flight requests finish, then close the database so PGlite flushes.
+    server.close(() => {
+      void running.close().then(() => process.exit(0));
+    });
+    server.closeIdleConnections();
+    setTimeout(() => process.exit(1), 10_000).unref();
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+async function setup(config: Config, args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { org: { type: 'string' } } });
+  const org = values.org?.trim();
+  if (!org) throw new UsageError('setup needs --org NAME');
+  const running = await startCore(config);
+  try {
+    const tenant = await createTenant(running.core, org);
+    process.stdout.write(`tenant_id: ${tenant.tenantId}\napi_key:   ${tenant.apiKey}\n`);
+    process.stderr.write('Store the key now: it is shown only once. It holds the read, write and admin scopes.\n');
+  } finally {
+    await running.close();
+  }
+}
+
+async function migrateOnly(config: Config): Promise<void> {
+  const running = await startCore(config);
+  await running.close();
+  process.stderr.write('migrations are up to date\n');
+}
+
+class UsageError extends Error {}
+
+export async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  if (command === '--version' || command === 'version') {
+    process.stdout.write(`${VERSION}\n`);
+    return;
+  }
+  const config = loadConfig();
+  switch (command) {
+    case 'serve':
+      return serve(config);
+    case 'setup':
+      return setup(config, rest);
+    case 'migrate':
+      return migrateOnly(config);
+    default:
+      throw new UsageError(`unknown command "${command}"`);
+  }
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof UsageError) {
+    process.stderr.write(`agent-memory: ${error.message}\n\n${USAGE}\n`);
+    process.exit(2);
+  }
+  if (error instanceof ConfigError || error instanceof EmbedderMismatchError || error instanceof AppError) {
+    process.stderr.write(`agent-memory: ${error.message}\n`);
+    process.exit(1);
+  }
+  process.stderr.write(`agent-memory: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,99 @@
+import os from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+
+/** The only module that reads process.env: everything else receives a frozen Config. */
+
+const positiveNumber = z.coerce.number().positive();
+const rate = z.coerce.number().min(0);
+
+const EnvSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+    .optional(),
+  DATA_DIR: z.string().min(1).optional(),
+  XDG_DATA_HOME: z.string().min(1).optional(),
+  SETUP_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  EMBEDDER: z.enum(['local', 'hash']).default('local'),
+  HASH_EMBEDDER_DIMENSIONS: z.coerce.number().int().min(16).max(2000).default(256),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(1024 * 1024),
+  CONTENT_LIMIT_CHARS: z.coerce.number().int().positive().default(8000),
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(1200),
+  DECAY_PRIVATE: rate.default(0.05),
+  DECAY_ANCHORED: rate.default(0.02),
+  DECAY_SESSION: rate.default(0.2),
+  DECAY_CANON: rate.default(0.01),
+  INITIAL_CONFIDENCE: z.coerce.number().gt(0).max(1).default(0.7),
+  SESSION_TTL_HOURS: positiveNumber.default(24),
+  DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+});
+
+export type Binding = 'private' | 'anchored' | 'session' | 'canon';
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  /** Unset: the embedded database in dataDir. */
+  readonly databaseUrl: string | undefined;
+  /** A folder, or ':memory:' for an embedded database that keeps nothing. */
+  readonly dataDir: string;
+  readonly setupToken: string | undefined;
+  readonly embedder: 'local' | 'hash';
+  readonly hashEmbedderDimensions: number;
+  readonly logLevel: string;
+  readonly bodyLimitBytes: number;
+  readonly contentLimitChars: number;
+  /** Requests per key per minute; 0 turns the limit off. */
+  readonly rateLimitPerMinute: number;
+  readonly decayPerDay: Readonly<Record<Binding, number>>;
+  readonly initialConfidence: number;
+  readonly sessionTtlHours: number;
+  readonly dbPoolSize: number;
+}
+
+export class ConfigError extends Error {}
+
+function defaultDataDir(env: z.infer<typeof EnvSchema>): string {
+  // MCP clients start servers in arbitrary working folders, so the default must not be relative.
+  const base = env.XDG_DATA_HOME ?? path.join(os.homedir(), '.local', 'share');
+  return path.join(base, 'agent-memory');
+}
+
+export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
+  // Empty strings count as unset, the way shells and .env files usually mean them.
+  const cleaned = Object.fromEntries(
+    Object.entries(source).filter(([, v]) => v !== undefined && v !== ''),
+  );
+  const parsed = EnvSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration: ${lines.join('; ')}`);
+  }
+  const env = parsed.data;
+  return Object.freeze({
+    port: env.PORT,
+    host: env.HOST,
+    databaseUrl: env.DATABASE_URL,
+    dataDir: env.DATA_DIR ?? defaultDataDir(env),
+    setupToken: env.SETUP_TOKEN,
+    embedder: env.EMBEDDER,
+    hashEmbedderDimensions: env.HASH_EMBEDDER_DIMENSIONS,
+    logLevel: env.LOG_LEVEL,
+    bodyLimitBytes: env.BODY_LIMIT_BYTES,
+    contentLimitChars: env.CONTENT_LIMIT_CHARS,
+    rateLimitPerMinute: env.RATE_LIMIT_PER_MINUTE,
+    decayPerDay: Object.freeze({
+      private: env.DECAY_PRIVATE,
+      anchored: env.DECAY_ANCHORED,
+      session: env.DECAY_SESSION,
+      canon: env.DECAY_CANON,
+    }),
+    initialConfidence: env.INITIAL_CONFIDENCE,
+    sessionTtlHours: env.SESSION_TTL_HOURS,
+    dbPoolSize: env.DB_POOL_SIZE,
+  });
+}

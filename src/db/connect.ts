@@ -1,0 +1,49 @@
+import fs from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
+import { Kysely, PGliteDialect, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import type { Database } from './schema.js';
+
+export type Db = Kysely<Database>;
+
+export interface DbHandle {
+  db: Db;
+  engine: 'pglite' | 'postgres';
+  close(): Promise<void>;
+}
+
+// Counts and sequence numbers come back as strings from pg and as numbers from PGlite; timestamps
+// as Date from both. Parsing int8 as a JS number is safe for the counts we read.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+
+export async function openPostgres(url: string, poolSize: number): Promise<DbHandle> {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  // An idle client that loses its server must not crash the process; the next query reconnects.
+  pool.on('error', () => undefined);
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return { db, engine: 'postgres', close: () => db.destroy() };
+}
+
+export async function openPglite(dataDir: string): Promise<DbHandle> {
+  const inMemory = dataDir === ':memory:';
+  if (!inMemory) fs.mkdirSync(dataDir, { recursive: true });
+  const pglite = await PGlite.create(inMemory ? undefined : dataDir, { extensions: { vector } });
+  const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite }) });
+  return {
+    db,
+    engine: 'pglite',
+    // Kysely's destroy closes the PGlite instance it was given.
+    close: () => db.destroy(),
+  };
+}
+
+export function openDatabase(options: {
+  databaseUrl: string | undefined;
+  dataDir: string;
+  poolSize: number;
+}): Promise<DbHandle> {
+  return options.databaseUrl
+    ? openPostgres(options.databaseUrl, options.poolSize)
+    : openPglite(options.dataDir);
+}

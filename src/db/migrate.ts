@@ -1,0 +1,90 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { sql } from 'kysely';
+import type { Db } from './connect.js';
+import { ensureVectorIndex, type EmbedderIdentity } from './vector.js';
+
+// Both src/db (tests) and dist/db (built) sit two levels below the package root.
+const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../migrations');
+
+// Any fixed 64-bit number; every process that migrates this database takes the same lock.
+const MIGRATION_LOCK_KEY = 7_214_003_118_505_001;
+
+export class EmbedderMismatchError extends Error {}
+
+async function readMigrations(): Promise<{ name: string; sql: string }[]> {
+  const files = (await fs.readdir(MIGRATIONS_DIR)).filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f)).sort();
+  return Promise.all(
+    files.map(async (name) => ({ name, sql: await fs.readFile(path.join(MIGRATIONS_DIR, name), 'utf8') })),
+  );
+}
+
+/**
+ * Both drivers send one statement per prepared query, so a file is split at semicolons that end a
+ * line. Migrations must therefore not use dollar-quoted bodies ($$), which could hold such a line.
+ */
+export function splitStatements(text: string): string[] {
+  if (text.includes('$$')) throw new Error('migrations must not contain dollar-quoted bodies');
+  const withoutComments = text.replace(/--[^\n]*$/gm, '');
+  return withoutComments
+    .split(/;\s*$/m)
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+}
+
+/**
+ * Applies pending migrations in order, then makes sure the vector index matches the configured
+ * embedder, all under one transaction-scoped advisory lock so concurrent starts take turns.
+ * Returns the names of the migrations it applied.
+ */
+export async function migrate(db: Db, embedder?: EmbedderIdentity): Promise<string[]> {
+  const migrations = await readMigrations();
+  return db.transaction().execute(async (trx) => {
+    await sql`SELECT pg_advisory_xact_lock(${sql.raw(String(MIGRATION_LOCK_KEY))})`.execute(trx);
+    await sql`CREATE TABLE IF NOT EXISTS schema_migrations (
+      name text PRIMARY KEY,
+      applied_at timestamptz NOT NULL DEFAULT now()
+    )`.execute(trx);
+    const done = await sql<{ name: string }>`SELECT name FROM schema_migrations`.execute(trx);
+    const applied = new Set(done.rows.map((r) => r.name));
+    const ran: string[] = [];
+    for (const m of migrations) {
+      if (applied.has(m.name)) continue;
+      for (const statement of splitStatements(m.sql)) await sql.raw(statement).execute(trx);
+      await sql`INSERT INTO schema_migrations (name) VALUES (${m.name})`.execute(trx);
+      ran.push(m.name);
+    }
+    if (embedder) await checkEmbedder(trx, embedder);
+    return ran;
+  });
+}
+
+/**
+ * A deployment never mixes vectors of two embedders: if stored memories were embedded by another
+ * model, starting would silently rank garbage, so refuse instead.
+ */
+async function checkEmbedder(trx: Db, embedder: EmbedderIdentity): Promise<void> {
+  const other = await trx
+    .selectFrom('memories')
+    .select('embedder')
+    .where('embedder', '<>', embedder.id)
+    .limit(1)
+    .executeTakeFirst();
+  if (other) {
+    throw new EmbedderMismatchError(
+      `stored memories were embedded with "${other.embedder}" but EMBEDDER is configured as "${embedder.id}"; ` +
+        `configure the embedder the data was made with`,
+    );
+  }
+  await trx
+    .insertInto('service_settings')
+    .values({ key: 'embedder', value: JSON.stringify({ id: embedder.id, dimensions: embedder.dimensions }) })
+    .onConflict((oc) =>
+      oc.column('key').doUpdateSet({
+        value: JSON.stringify({ id: embedder.id, dimensions: embedder.dimensions }),
+      }),
+    )
+    .execute();
+  await ensureVectorIndex(trx, embedder.dimensions);
+}

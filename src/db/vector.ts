@@ -1,0 +1,60 @@
+import { sql, type RawBuilder } from 'kysely';
+import type { Db } from './connect.js';
+
+/** Every raw pgvector fragment lives here, behind named, typed helpers. */
+
+export interface EmbedderIdentity {
+  id: string;
+  dimensions: number;
+}
+
+/** pgvector's text form; numbers print with enough digits to round-trip a float32. */
+export function toVectorLiteral(v: Float32Array): string {
+  return `[${Array.from(v).join(',')}]`;
+}
+
+function checkDimensions(dimensions: number): number {
+  if (!Number.isInteger(dimensions) || dimensions < 1 || dimensions > 16000) {
+    throw new Error(`invalid vector dimension ${dimensions}`);
+  }
+  return dimensions;
+}
+
+/**
+ * The stored column is an untyped vector so that the dimension follows the embedder; the HNSW
+ * index is on the typed cast, and queries must use the same expression to reach it. Queries name
+ * the memories table `m`.
+ */
+export function embeddingColumn(dimensions: number): RawBuilder<unknown> {
+  const d = checkDimensions(dimensions);
+  return sql`(m.embedding::vector(${sql.lit(d)}))`;
+}
+
+/** Cosine distance (0 = same direction, 2 = opposite) between stored embeddings and a query. */
+export function cosineDistance(dimensions: number, query: Float32Array): RawBuilder<number> {
+  const d = checkDimensions(dimensions);
+  return sql<number>`(${embeddingColumn(d)} <=> ${toVectorLiteral(query)}::vector(${sql.lit(d)}))`;
+}
+
+export function vectorParam(v: Float32Array): RawBuilder<string> {
+  return sql<string>`${toVectorLiteral(v)}::vector`;
+}
+
+export async function ensureVectorIndex(db: Db, dimensions: number): Promise<void> {
+  const d = checkDimensions(dimensions);
+  await sql
+    .raw(
+      `CREATE INDEX IF NOT EXISTS memories_embedding_hnsw_${d} ON memories ` +
+        `USING hnsw ((embedding::vector(${d})) vector_cosine_ops)`,
+    )
+    .execute(db);
+}
+
+/**
+ * Filtered HNSW scans stop early and return too few rows; iterative scans (pgvector >= 0.8) keep
+ * scanning until the filter is satisfied. Must run inside the transaction of the vector query.
+ */
+export async function enableIterativeScan(trx: Db): Promise<void> {
+  await sql`SET LOCAL hnsw.iterative_scan = relaxed_order`.execute(trx);
+  await sql`SET LOCAL hnsw.ef_search = 100`.execute(trx);
+}

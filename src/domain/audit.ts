@@ -1,0 +1,140 @@
+import { sql } from 'kysely';
+import type { Db } from '../db/connect.js';
+import type { Actor, Core } from './core.js';
+import { decodeCursor, toPage, type Page } from './pagination.js';
+import { isUuid, newId } from './text.js';
+
+export const AUDIT_ACTIONS = [
+  'created',
+  'reinforced',
+  'superseded',
+  'promoted',
+  'deleted',
+  'expired',
+  'session_ended',
+  'canon_written',
+  'canon_deleted',
+  'anchor_purged',
+  'key_created',
+  'key_revoked',
+] as const;
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+/** Ids, counts, bindings and confidences: never memory content, names or metadata. */
+export type AuditChanges = Record<string, string | number | boolean | null | string[]>;
+
+export interface AuditInput {
+  action: AuditAction;
+  agentId?: string | null;
+  memoryId?: string | null;
+  anchorId?: string | null;
+  sessionId?: string | null;
+  changes?: AuditChanges;
+}
+
+export interface AuditEvent {
+  id: string;
+  at: string;
+  action: string;
+  memory_id: string | null;
+  anchor_id: string | null;
+  session_id: string | null;
+  actor: { key_id: string | null; agent_id: string | null };
+  changes: Record<string, unknown>;
+}
+
+/** Written inside the transaction of the mutation it records, so one never lands without the other. */
+export async function recordEvent(trx: Db, core: Core, actor: Actor, input: AuditInput): Promise<void> {
+  await trx
+    .insertInto('audit_events')
+    .values({
+      tenant_id: actor.tenantId,
+      id: newId(),
+      at: core.clock(),
+      action: input.action,
+      memory_id: input.memoryId ?? null,
+      anchor_id: input.anchorId ?? null,
+      session_id: input.sessionId ?? null,
+      actor_key_id: actor.keyId,
+      actor_agent_id: input.agentId ?? null,
+      changes: JSON.stringify(input.changes ?? {}),
+    })
+    .execute();
+}
+
+const auditColumns = [
+  'id',
+  'at',
+  'action',
+  'memory_id',
+  'anchor_id',
+  'session_id',
+  'actor_key_id',
+  'actor_agent_id',
+  'changes',
+] as const;
+
+interface AuditRow {
+  id: string;
+  at: Date;
+  action: string;
+  memory_id: string | null;
+  anchor_id: string | null;
+  session_id: string | null;
+  actor_key_id: string | null;
+  actor_agent_id: string | null;
+  changes: Record<string, unknown>;
+  seq_num: number;
+}
+
+function toEvent(row: AuditRow): AuditEvent {
+  return {
+    id: row.id,
+    at: row.at.toISOString(),
+    action: row.action,
+    memory_id: row.memory_id,
+    anchor_id: row.anchor_id,
+    session_id: row.session_id,
+    actor: { key_id: row.actor_key_id, agent_id: row.actor_agent_id },
+    changes: row.changes,
+  };
+}
+
+export async function memoryHistory(db: Db, tenantId: string, memoryId: string): Promise<AuditEvent[]> {
+  if (!isUuid(memoryId)) return [];
+  const rows = await db
+    .selectFrom('audit_events')
+    .select([...auditColumns, sql<number>`seq`.as('seq_num')])
+    .where('tenant_id', '=', tenantId)
+    .where('memory_id', '=', memoryId)
+    .orderBy('seq')
+    .execute();
+  return rows.map(toEvent);
+}
+
+export interface AuditFilter {
+  anchorId?: string | undefined;
+  memoryId?: string | undefined;
+  action?: AuditAction | undefined;
+  since?: Date | undefined;
+  limit: number;
+  cursor?: string | undefined;
+}
+
+/** Oldest first, so a cursor can follow the trail as it grows. */
+export async function listEvents(db: Db, tenantId: string, filter: AuditFilter): Promise<Page<AuditEvent>> {
+  let query = db
+    .selectFrom('audit_events')
+    .select([...auditColumns, sql<number>`seq`.as('seq_num')])
+    .where('tenant_id', '=', tenantId);
+  if (filter.anchorId) query = query.where('anchor_id', '=', filter.anchorId);
+  if (filter.memoryId) query = query.where('memory_id', '=', filter.memoryId);
+  if (filter.action) query = query.where('action', '=', filter.action);
+  if (filter.since) query = query.where('at', '>=', filter.since);
+  if (filter.cursor) {
+    const [seq] = decodeCursor(filter.cursor, ['number']);
+    query = query.where(sql<boolean>`seq > ${seq}`);
+  }
+  const rows = await query.orderBy('seq').limit(filter.limit + 1).execute();
+  return toPage(rows, filter.limit, (r) => [r.seq_num], toEvent);
+}

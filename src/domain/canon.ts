@@ -1,0 +1,142 @@
+import type { Db } from '../db/connect.js';
+import { vectorParam } from '../db/vector.js';
+import { AppError, isUniqueViolation, notFound } from '../errors.js';
+import { recordEvent } from './audit.js';
+import type { Actor, Core } from './core.js';
+import { decodeTimeIdCursor, toPage, type Page } from './pagination.js';
+import { contentKey, isUuid, newId } from './text.js';
+
+/** Tenant-wide policy: stored as memories of binding `canon`, unique per tenant by normalized content. */
+export interface CanonEntry {
+  id: string;
+  agent_id: string;
+  content: string;
+  binding: 'canon';
+  metadata: Record<string, unknown>;
+  created_at: string;
+}
+
+interface CanonRow {
+  id: string;
+  agent_id: string;
+  content: string;
+  metadata: Record<string, unknown>;
+  created_at: Date;
+}
+
+const toCanon = (r: CanonRow): CanonEntry => ({
+  id: r.id,
+  agent_id: r.agent_id,
+  content: r.content,
+  binding: 'canon',
+  metadata: r.metadata,
+  created_at: r.created_at.toISOString(),
+});
+
+function canonQuery(db: Db, tenantId: string) {
+  return db
+    .selectFrom('memories')
+    .select(['id', 'agent_id', 'content', 'metadata', 'created_at'])
+    .where('tenant_id', '=', tenantId)
+    .where('binding', '=', 'canon');
+}
+
+async function findByKey(db: Db, tenantId: string, key: string): Promise<CanonRow | undefined> {
+  return canonQuery(db, tenantId).where('content_key', '=', key).executeTakeFirst();
+}
+
+/** Writes canon once: the same content (trimmed, whitespace collapsed) returns the existing entry. */
+export async function writeCanon(
+  core: Core,
+  actor: Actor,
+  input: { agentId: string; content: string; metadata?: Record<string, unknown> | undefined },
+): Promise<{ entry: CanonEntry; created: boolean }> {
+  const key = contentKey(input.content);
+  const existing = await findByKey(core.db, actor.tenantId, key);
+  if (existing) return { entry: toCanon(existing), created: false };
+  const [embedding] = await core.embedder.embed([key]);
+  if (!embedding) throw new Error('embedder returned no vector');
+  try {
+    return await core.db.transaction().execute(async (trx) => {
+      const now = core.clock();
+      const id = newId();
+      await trx
+        .insertInto('memories')
+        .values({
+          tenant_id: actor.tenantId,
+          id,
+          agent_id: input.agentId,
+          content: key,
+          content_key: key,
+          binding: 'canon',
+          anchor_id: null,
+          session_id: null,
+          confidence: 1,
+          decay_rate: core.config.decayPerDay.canon,
+          superseded_by: null,
+          metadata: JSON.stringify(input.metadata ?? {}),
+          embedding: vectorParam(embedding),
+          embedder: core.embedder.id,
+          created_at: now,
+          updated_at: now,
+          last_reinforced_at: now,
+        })
+        .execute();
+      await recordEvent(trx, core, actor, {
+        action: 'canon_written',
+        agentId: input.agentId,
+        memoryId: id,
+        changes: { binding: 'canon', confidence: 1 },
+      });
+      return {
+        entry: toCanon({ id, agent_id: input.agentId, content: key, metadata: input.metadata ?? {}, created_at: now }),
+        created: true,
+      };
+    });
+  } catch (error) {
+    // Two writers raced on the same content: the unique index kept one, which both now return.
+    if (!isUniqueViolation(error)) throw error;
+    const winner = await findByKey(core.db, actor.tenantId, key);
+    if (!winner) throw new AppError('conflict', 'canon entry was written and removed concurrently; retry');
+    return { entry: toCanon(winner), created: false };
+  }
+}
+
+export async function getCanon(db: Db, tenantId: string, id: string): Promise<CanonEntry> {
+  if (!isUuid(id)) throw notFound('canon entry');
+  const row = await canonQuery(db, tenantId).where('id', '=', id).executeTakeFirst();
+  if (!row) throw notFound('canon entry');
+  return toCanon(row);
+}
+
+export async function listCanon(
+  db: Db,
+  tenantId: string,
+  options: { limit: number; cursor?: string | undefined },
+): Promise<Page<CanonEntry>> {
+  let query = canonQuery(db, tenantId);
+  if (options.cursor) {
+    const [createdAt, id] = decodeTimeIdCursor(options.cursor);
+    query = query.where((eb) =>
+      eb.or([
+        eb('created_at', '>', new Date(createdAt)),
+        eb.and([eb('created_at', '=', new Date(createdAt)), eb('id', '>', id)]),
+      ]),
+    );
+  }
+  const rows = await query.orderBy('created_at').orderBy('id').limit(options.limit + 1).execute();
+  return toPage(rows, options.limit, (r) => [r.created_at.toISOString(), r.id], toCanon);
+}
+
+export async function deleteCanon(core: Core, actor: Actor, id: string): Promise<void> {
+  await core.db.transaction().execute(async (trx) => {
+    const entry = await getCanon(trx, actor.tenantId, id);
+    await trx.deleteFrom('memories').where('tenant_id', '=', actor.tenantId).where('id', '=', id).execute();
+    await recordEvent(trx, core, actor, {
+      action: 'canon_deleted',
+      agentId: entry.agent_id,
+      memoryId: id,
+      changes: { binding: 'canon' },
+    });
+  });
+}

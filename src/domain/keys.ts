@@ -1,0 +1,157 @@
+import { createHash, randomInt } from 'node:crypto';
+import type { Db } from '../db/connect.js';
+import { AppError, notFound } from '../errors.js';
+import { recordEvent } from './audit.js';
+import { SCOPES, type Actor, type Core, type Scope } from './core.js';
+import { newId } from './text.js';
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+// 40 base62 characters carry 238 bits: well past guessing, and enough that SHA-256 suffices.
+const KEY_BODY_LENGTH = 40;
+const PREFIX_LENGTH = 12;
+
+export function generateApiKey(admin: boolean): string {
+  let body = '';
+  for (let i = 0; i < KEY_BODY_LENGTH; i++) body += BASE62[randomInt(BASE62.length)];
+  return `${admin ? 'mk_' : 'rk_'}${body}`;
+}
+
+export const hashApiKey = (key: string): Buffer => createHash('sha256').update(key, 'utf8').digest();
+
+const KEY_SHAPE = /^(mk|rk)_[0-9A-Za-z]{40,}$/;
+
+export interface ApiKeyView {
+  id: string;
+  name: string;
+  key_prefix: string;
+  scopes: Scope[];
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+interface KeyRow {
+  id: string;
+  name: string;
+  key_prefix: string;
+  scopes: string[];
+  created_at: Date;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
+}
+
+const toView = (r: KeyRow): ApiKeyView => ({
+  id: r.id,
+  name: r.name,
+  key_prefix: r.key_prefix,
+  scopes: r.scopes.filter((s): s is Scope => (SCOPES as readonly string[]).includes(s)),
+  created_at: r.created_at.toISOString(),
+  last_used_at: r.last_used_at?.toISOString() ?? null,
+  revoked_at: r.revoked_at?.toISOString() ?? null,
+});
+
+/** Inserts a key row in the caller's transaction; the plaintext is returned once and never stored. */
+export async function insertKey(
+  trx: Db,
+  core: Core,
+  tenantId: string,
+  name: string,
+  scopes: readonly Scope[],
+): Promise<{ view: ApiKeyView; apiKey: string }> {
+  const ordered = SCOPES.filter((s) => scopes.includes(s));
+  const apiKey = generateApiKey(ordered.includes('admin'));
+  const row = await trx
+    .insertInto('api_keys')
+    .values({
+      tenant_id: tenantId,
+      id: newId(),
+      name,
+      key_prefix: apiKey.slice(0, PREFIX_LENGTH),
+      key_hash: hashApiKey(apiKey),
+      scopes: ordered,
+      created_at: core.clock(),
+    })
+    .returning(['id', 'name', 'key_prefix', 'scopes', 'created_at', 'last_used_at', 'revoked_at'])
+    .executeTakeFirstOrThrow();
+  return { view: toView(row), apiKey };
+}
+
+export async function createKey(
+  core: Core,
+  actor: Actor,
+  name: string,
+  scopes: readonly Scope[],
+): Promise<{ view: ApiKeyView; apiKey: string }> {
+  return core.db.transaction().execute(async (trx) => {
+    const created = await insertKey(trx, core, actor.tenantId, name, scopes);
+    await recordEvent(trx, core, actor, {
+      action: 'key_created',
+      changes: { key_id: created.view.id, scopes: created.view.scopes },
+    });
+    return created;
+  });
+}
+
+export async function listKeys(db: Db, tenantId: string): Promise<ApiKeyView[]> {
+  const rows = await db
+    .selectFrom('api_keys')
+    .select(['id', 'name', 'key_prefix', 'scopes', 'created_at', 'last_used_at', 'revoked_at'])
+    .where('tenant_id', '=', tenantId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+  return rows.map(toView);
+}
+
+export async function revokeKey(core: Core, actor: Actor, keyId: string): Promise<void> {
+  await core.db.transaction().execute(async (trx) => {
+    // Lock the tenant's keys so two concurrent revocations cannot both remove "the other" admin.
+    const keys = await trx
+      .selectFrom('api_keys')
+      .select(['id', 'scopes', 'revoked_at'])
+      .where('tenant_id', '=', actor.tenantId)
+      .forUpdate()
+      .execute();
+    const key = keys.find((k) => k.id === keyId);
+    if (!key) throw notFound('key');
+    if (key.revoked_at) return;
+    const otherAdmins = keys.filter((k) => k.id !== keyId && !k.revoked_at && k.scopes.includes('admin'));
+    if (key.scopes.includes('admin') && otherAdmins.length === 0) {
+      throw new AppError('conflict', "cannot revoke the tenant's last admin key; create another admin key first");
+    }
+    await trx
+      .updateTable('api_keys')
+      .set({ revoked_at: core.clock() })
+      .where('tenant_id', '=', actor.tenantId)
+      .where('id', '=', keyId)
+      .execute();
+    await recordEvent(trx, core, actor, { action: 'key_revoked', changes: { key_id: keyId } });
+  });
+}
+
+/** Resolves a bearer key to its actor, or null when it is malformed, unknown or revoked. */
+export async function authenticate(core: Core, rawKey: string): Promise<Actor | null> {
+  if (!KEY_SHAPE.test(rawKey)) return null;
+  const row = await core.db
+    .selectFrom('api_keys')
+    .select(['tenant_id', 'id', 'scopes', 'last_used_at'])
+    .where('key_hash', '=', hashApiKey(rawKey))
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  if (!row) return null;
+  const now = core.clock();
+  // Recording use at most once a minute keeps authentication from writing on every request.
+  if (!row.last_used_at || now.getTime() - row.last_used_at.getTime() > 60_000) {
+    await core.db
+      .updateTable('api_keys')
+      .set({ last_used_at: now })
+      .where('tenant_id', '=', row.tenant_id)
+      .where('id', '=', row.id)
+      .execute();
+  }
+  return {
+    tenantId: row.tenant_id,
+    keyId: row.id,
+    scopes: new Set(row.scopes.filter((s): s is Scope => (SCOPES as readonly string[]).includes(s))),
+  };
+}

@@ -1,0 +1,246 @@
+import { sql } from 'kysely';
+import type { Binding } from '../config.js';
+import type { Db } from '../db/connect.js';
+import { vectorParam } from '../db/vector.js';
+import { AppError, notFound } from '../errors.js';
+import { resolveAnchor, type AnchorRef } from './anchors.js';
+import { recordEvent } from './audit.js';
+import type { Actor, Core } from './core.js';
+import { effectiveConfidence } from './decay.js';
+import { resolveSession } from './sessions.js';
+import { contentKey, isUuid, newId } from './text.js';
+
+export interface Memory {
+  id: string;
+  agent_id: string;
+  content: string;
+  binding: Binding;
+  anchor_id: string | null;
+  anchor_external_id: string | null;
+  session_id: string | null;
+  status: 'active' | 'superseded';
+  confidence: number;
+  effective_confidence: number;
+  reinforcement_count: number;
+  superseded_by: string | null;
+  metadata: Record<string, unknown>;
+  created_at: string;
+  updated_at: string;
+  last_reinforced_at: string;
+}
+
+export interface MemoryRow {
+  id: string;
+  agent_id: string;
+  content: string;
+  binding: Binding;
+  anchor_id: string | null;
+  anchor_external_id: string | null;
+  session_id: string | null;
+  status: 'active' | 'superseded';
+  confidence: number;
+  decay_rate: number;
+  reinforcement_count: number;
+  superseded_by: string | null;
+  metadata: Record<string, unknown>;
+  created_at: Date;
+  updated_at: Date;
+  last_reinforced_at: Date;
+}
+
+export const MEMORY_COLUMNS = [
+  'm.id',
+  'm.agent_id',
+  'm.content',
+  'm.binding',
+  'm.anchor_id',
+  'e.external_id as anchor_external_id',
+  'm.session_id',
+  'm.status',
+  'm.confidence',
+  'm.decay_rate',
+  'm.reinforcement_count',
+  'm.superseded_by',
+  'm.metadata',
+  'm.created_at',
+  'm.updated_at',
+  'm.last_reinforced_at',
+] as const;
+
+/** memories m joined to their anchor e, for the external id every Memory carries. */
+export function memoriesWithAnchor(db: Db) {
+  return db
+    .selectFrom('memories as m')
+    .leftJoin('entities as e', (j) => j.onRef('e.tenant_id', '=', 'm.tenant_id').onRef('e.id', '=', 'm.anchor_id'));
+}
+
+export function toMemory(row: MemoryRow, now: Date): Memory {
+  return {
+    id: row.id,
+    agent_id: row.agent_id,
+    content: row.content,
+    binding: row.binding,
+    anchor_id: row.anchor_id,
+    anchor_external_id: row.anchor_external_id,
+    session_id: row.session_id,
+    status: row.status,
+    confidence: row.confidence,
+    effective_confidence: effectiveConfidence(row.confidence, row.decay_rate, row.last_reinforced_at, now),
+    reinforcement_count: row.reinforcement_count,
+    superseded_by: row.superseded_by,
+    metadata: row.metadata,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+    last_reinforced_at: row.last_reinforced_at.toISOString(),
+  };
+}
+
+export async function findMemoryRow(db: Db, tenantId: string, id: string): Promise<MemoryRow | undefined> {
+  if (!isUuid(id)) return undefined;
+  return memoriesWithAnchor(db)
+    .select(MEMORY_COLUMNS)
+    .where('m.tenant_id', '=', tenantId)
+    .where('m.id', '=', id)
+    .executeTakeFirst();
+}
+
+export async function getMemory(core: Core, tenantId: string, id: string): Promise<Memory> {
+  const row = await findMemoryRow(core.db, tenantId, id);
+  if (!row) throw notFound('memory');
+  return toMemory(row, core.clock());
+}
+
+export interface StoreInput {
+  agentId: string;
+  content: string;
+  anchor: AnchorRef;
+  sessionId?: string | undefined;
+  metadata?: Record<string, unknown> | undefined;
+}
+
+interface Placement {
+  binding: Exclude<Binding, 'canon'>;
+  anchorId: string | null;
+  sessionId: string | null;
+}
+
+/**
+ * API.md §4: an anchor makes the memory `anchored` (a session named too is kept as provenance);
+ * a session alone makes it `session`, owned by the session's anchor; neither makes it `private`.
+ */
+async function place(trx: Db, core: Core, tenantId: string, input: StoreInput): Promise<Placement> {
+  const named = input.anchor.anchorId !== undefined || input.anchor.anchorExternalId !== undefined;
+  // The session is checked before an anchor is created, so a refused store leaves nothing behind.
+  const session =
+    input.sessionId !== undefined
+      ? await resolveSession(trx, tenantId, input.sessionId, input.anchor.anchorId, { mustBeActive: true })
+      : undefined;
+  if (named) {
+    const anchorId = await resolveAnchor(trx, core, tenantId, input.anchor, true);
+    if (!anchorId) throw new Error('resolveAnchor with create returned no anchor');
+    if (session?.anchorId && session.anchorId !== anchorId) {
+      throw new AppError('conflict', 'the session belongs to another anchor than the one named');
+    }
+    return { binding: 'anchored', anchorId, sessionId: session?.sessionId ?? null };
+  }
+  if (session) return { binding: 'session', anchorId: session.anchorId, sessionId: session.sessionId };
+  return { binding: 'private', anchorId: null, sessionId: null };
+}
+
+export type StoreOutcome = 'created' | 'reinforced' | 'promoted';
+
+export interface StoreResult {
+  memory: Memory;
+  outcome: StoreOutcome;
+  supersedes: string[];
+}
+
+export async function storeMemory(core: Core, actor: Actor, input: StoreInput): Promise<StoreResult> {
+  const content = input.content.trim();
+  // Embedding is slow and needs no lock: do it before the transaction opens.
+  const [embedding] = await core.embedder.embed([content]);
+  if (!embedding) throw new Error('embedder returned no vector');
+  return core.db.transaction().execute(async (trx) => {
+    const placement = await place(trx, core, actor.tenantId, input);
+    const now = core.clock();
+    const id = newId();
+    await trx
+      .insertInto('memories')
+      .values({
+        tenant_id: actor.tenantId,
+        id,
+        agent_id: input.agentId,
+        content,
+        content_key: contentKey(content),
+        binding: placement.binding,
+        anchor_id: placement.anchorId,
+        session_id: placement.sessionId,
+        confidence: core.config.initialConfidence,
+        decay_rate: core.config.decayPerDay[placement.binding],
+        superseded_by: null,
+        metadata: JSON.stringify(input.metadata ?? {}),
+        embedding: vectorParam(embedding),
+        embedder: core.embedder.id,
+        created_at: now,
+        updated_at: now,
+        last_reinforced_at: now,
+      })
+      .execute();
+    await recordEvent(trx, core, actor, {
+      action: 'created',
+      agentId: input.agentId,
+      memoryId: id,
+      anchorId: placement.anchorId,
+      sessionId: placement.sessionId,
+      changes: { binding: placement.binding, confidence: core.config.initialConfidence },
+    });
+    const row = await findMemoryRow(trx, actor.tenantId, id);
+    if (!row) throw new Error('memory vanished after insert');
+    return { memory: toMemory(row, now), outcome: 'created' as const, supersedes: [] };
+  });
+}
+
+/** Hard delete. Canon has its own door (admin scope), so this one refuses it. */
+export async function deleteMemory(core: Core, actor: Actor, id: string): Promise<void> {
+  await core.db.transaction().execute(async (trx) => {
+    const row = await findMemoryRow(trx, actor.tenantId, id);
+    if (!row) throw notFound('memory');
+    if (row.binding === 'canon') {
+      throw new AppError('conflict', 'canon entries are deleted through DELETE /v1/canon/{id} with an admin key');
+    }
+    await trx.deleteFrom('memories').where('tenant_id', '=', actor.tenantId).where('id', '=', id).execute();
+    await recordEvent(trx, core, actor, {
+      action: 'deleted',
+      agentId: row.agent_id,
+      memoryId: id,
+      anchorId: row.anchor_id,
+      sessionId: row.session_id,
+      changes: { binding: row.binding },
+    });
+  });
+}
+
+/** The durable profile: active anchored memories, highest effective confidence first. */
+export async function anchorProfile(
+  core: Core,
+  tenantId: string,
+  anchorId: string,
+  options: { limit: number; offset: number },
+): Promise<{ memories: Memory[]; more: boolean }> {
+  const now = core.clock();
+  const rows = await memoriesWithAnchor(core.db)
+    .select(MEMORY_COLUMNS)
+    .where('m.tenant_id', '=', tenantId)
+    .where('m.anchor_id', '=', anchorId)
+    .where('m.binding', '=', 'anchored')
+    .where('m.status', '=', 'active')
+    .orderBy(
+      sql`m.confidence * exp(-m.decay_rate * extract(epoch from (${now}::timestamptz - m.last_reinforced_at)) / 86400)`,
+      'desc',
+    )
+    .orderBy('m.id')
+    .offset(options.offset)
+    .limit(options.limit + 1)
+    .execute();
+  return { memories: rows.slice(0, options.limit).map((r) => toMemory(r, now)), more: rows.length > options.limit };
+}

@@ -1,0 +1,51 @@
+import { AppError } from '../errors.js';
+
+/** Cursors are opaque to clients: base64url JSON of the last row's sort key. */
+export function encodeCursor(key: readonly (string | number)[]): string {
+  return Buffer.from(JSON.stringify(key)).toString('base64url');
+}
+
+export function decodeCursor(cursor: string, shape: readonly ('string' | 'number')[]): (string | number)[] {
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    value = undefined;
+  }
+  if (
+    !Array.isArray(value) ||
+    value.length !== shape.length ||
+    value.some((v, i) => typeof v !== shape[i])
+  ) {
+    throw invalidCursor();
+  }
+  return value as (string | number)[];
+}
+
+export const invalidCursor = (): AppError =>
+  new AppError('invalid_request', 'cursor is not valid', [
+    { path: 'cursor', message: 'not a cursor returned by this list' },
+  ]);
+
+/** A (created_at, id) cursor, checked so that a forged one cannot reach the database as bad SQL input. */
+export function decodeTimeIdCursor(cursor: string): [string, string] {
+  const [at, id] = decodeCursor(cursor, ['string', 'string']) as [string, string];
+  if (Number.isNaN(Date.parse(at)) || !/^[0-9a-f-]{36}$/i.test(id)) throw invalidCursor();
+  return [at, id];
+}
+
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+/** Takes a page from rows fetched with limit + 1, so a next page is known to exist. */
+export function toPage<R, T>(rows: R[], limit: number, key: (row: R) => (string | number)[], map: (row: R) => T): Page<T> {
+  const more = rows.length > limit;
+  const pageRows = more ? rows.slice(0, limit) : rows;
+  const last = pageRows[pageRows.length - 1];
+  return {
+    items: pageRows.map(map),
+    nextCursor: more && last !== undefined ? encodeCursor(key(last)) : null,
+  };
+}

@@ -1,0 +1,147 @@
+import type { Db } from '../db/connect.js';
+import { AppError, notFound } from '../errors.js';
+import { resolveAnchor, type AnchorRef } from './anchors.js';
+import { recordEvent } from './audit.js';
+import type { Actor, Core } from './core.js';
+import { isUuid, newId } from './text.js';
+
+export interface Session {
+  id: string;
+  agent_id: string;
+  anchor_id: string | null;
+  anchor_external_id: string | null;
+  status: 'active' | 'ended';
+  started_at: string;
+  ended_at: string | null;
+  expires_at: string | null;
+  metadata: Record<string, unknown>;
+}
+
+interface SessionRow {
+  id: string;
+  agent_id: string;
+  anchor_id: string | null;
+  anchor_external_id: string | null;
+  status: 'active' | 'ended';
+  started_at: Date;
+  ended_at: Date | null;
+  expires_at: Date | null;
+  metadata: Record<string, unknown>;
+}
+
+const toSession = (r: SessionRow): Session => ({
+  id: r.id,
+  agent_id: r.agent_id,
+  anchor_id: r.anchor_id,
+  anchor_external_id: r.anchor_external_id,
+  status: r.status,
+  started_at: r.started_at.toISOString(),
+  ended_at: r.ended_at?.toISOString() ?? null,
+  expires_at: r.expires_at?.toISOString() ?? null,
+  metadata: r.metadata,
+});
+
+async function findSession(db: Db, tenantId: string, id: string, lock = false): Promise<SessionRow | undefined> {
+  if (!isUuid(id)) return undefined;
+  let query = db
+    .selectFrom('sessions as s')
+    .leftJoin('entities as e', (j) => j.onRef('e.tenant_id', '=', 's.tenant_id').onRef('e.id', '=', 's.anchor_id'))
+    .select([
+      's.id',
+      's.agent_id',
+      's.anchor_id',
+      'e.external_id as anchor_external_id',
+      's.status',
+      's.started_at',
+      's.ended_at',
+      's.expires_at',
+      's.metadata',
+    ])
+    .where('s.tenant_id', '=', tenantId)
+    .where('s.id', '=', id);
+  if (lock) query = query.forUpdate('s');
+  return query.executeTakeFirst();
+}
+
+export async function getSession(db: Db, tenantId: string, id: string): Promise<Session> {
+  const row = await findSession(db, tenantId, id);
+  if (!row) throw notFound('session');
+  return toSession(row);
+}
+
+export async function createSession(
+  core: Core,
+  actor: Actor,
+  input: { agentId: string; anchor: AnchorRef; metadata?: Record<string, unknown> | undefined },
+): Promise<Session> {
+  return core.db.transaction().execute(async (trx) => {
+    const anchorId = (await resolveAnchor(trx, core, actor.tenantId, input.anchor, true)) ?? null;
+    const id = newId();
+    await trx
+      .insertInto('sessions')
+      .values({
+        tenant_id: actor.tenantId,
+        id,
+        agent_id: input.agentId,
+        anchor_id: anchorId,
+        metadata: JSON.stringify(input.metadata ?? {}),
+        started_at: core.clock(),
+      })
+      .execute();
+    const row = await findSession(trx, actor.tenantId, id);
+    if (!row) throw new Error('session vanished after insert');
+    return toSession(row);
+  });
+}
+
+/** Ends a session once; ending it again returns it unchanged and records nothing. */
+export async function endSession(core: Core, actor: Actor, id: string): Promise<Session> {
+  return core.db.transaction().execute(async (trx) => {
+    const row = await findSession(trx, actor.tenantId, id, true);
+    if (!row) throw notFound('session');
+    if (row.status === 'ended') return toSession(row);
+    const endedAt = core.clock();
+    const expiresAt = new Date(endedAt.getTime() + core.config.sessionTtlHours * 3_600_000);
+    await trx
+      .updateTable('sessions')
+      .set({ status: 'ended', ended_at: endedAt, expires_at: expiresAt })
+      .where('tenant_id', '=', actor.tenantId)
+      .where('id', '=', id)
+      .execute();
+    await recordEvent(trx, core, actor, {
+      action: 'session_ended',
+      agentId: row.agent_id,
+      sessionId: id,
+      anchorId: row.anchor_id,
+    });
+    return toSession({ ...row, status: 'ended', ended_at: endedAt, expires_at: expiresAt });
+  });
+}
+
+export interface SessionScope {
+  sessionId: string;
+  anchorId: string | null;
+}
+
+/**
+ * The session a store or recall names, checked against the anchor it names: a session of one
+ * subject must not carry memories or answers of another.
+ */
+export async function resolveSession(
+  db: Db,
+  tenantId: string,
+  sessionId: string,
+  anchorId: string | null | undefined,
+  options: { mustBeActive: boolean },
+): Promise<SessionScope> {
+  const row = await findSession(db, tenantId, sessionId);
+  if (!row) throw notFound('session');
+  if (options.mustBeActive && row.status === 'ended') {
+    throw new AppError('session_ended', 'the session has ended; start a new session to store short-term memories');
+  }
+  if (anchorId && row.anchor_id && anchorId !== row.anchor_id) {
+    throw new AppError('conflict', 'the session belongs to another anchor than the one named');
+  }
+  return { sessionId: row.id, anchorId: row.anchor_id };
+}
+

@@ -1,0 +1,57 @@
+import type { Request, Response } from 'express';
+import type { z } from 'zod';
+import type { Actor, Core, Scope } from '../domain/core.js';
+
+/**
+ * One table of routes drives both the express handlers and the OpenAPI document, so the schemas
+ * that validate a request are the ones the document shows.
+ */
+export type Access =
+  /** no credentials at all */
+  | 'public'
+  /** the X-Setup-Token header */
+  | 'setup'
+  /** any valid key */
+  | 'any'
+  | Scope;
+
+export interface Reply {
+  status: number;
+  body?: unknown;
+}
+
+export interface HandlerContext<P, Q, B> {
+  core: Core;
+  /** Present on every route but 'public' and 'setup'. */
+  actor: Actor;
+  params: P;
+  query: Q;
+  body: B;
+  req: Request;
+  res: Response;
+}
+
+export interface RouteSpec<P = unknown, Q = unknown, B = unknown> {
+  method: 'get' | 'post' | 'delete';
+  /** OpenAPI style: /v1/memories/{id} */
+  path: string;
+  summary: string;
+  tag: string;
+  access: Access;
+  params?: z.ZodType<P>;
+  query?: z.ZodType<Q>;
+  body?: z.ZodType<B>;
+  responses: Record<number, { description: string; schema?: z.ZodType }>;
+  handle: (ctx: HandlerContext<P, Q, B>) => Promise<Reply>;
+}
+
+/** Identity function that lets TypeScript infer P, Q and B from the schemas. */
+export function route<P = Record<string, never>, Q = Record<string, never>, B = undefined>(
+  spec: RouteSpec<P, Q, B>,
+): RouteSpec<P, Q, B> {
+  return spec;
+}
+
+// Routes of different shapes live in one list; each was type-checked where it was defined.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyRoute = RouteSpec<any, any, any>;

@@ -1,0 +1,91 @@
+import { z } from 'zod';
+import { getAnchor, listAnchors, upsertAnchor } from '../../domain/anchors.js';
+import { anchorProfile } from '../../domain/memories.js';
+import { decodeCursor, encodeCursor, invalidCursor } from '../../domain/pagination.js';
+import { CreateAnchorBody, IdParams, ListAnchorsQuery, PageQuery } from '../../schemas/inputs.js';
+import { AnchorObject, listOf, MemoryObject, ProblemObject } from '../../schemas/objects.js';
+import { route } from '../route.js';
+
+export const anchorRoutes = [
+  route({
+    method: 'post',
+    path: '/v1/anchors',
+    summary: 'Create a subject, or return the one with this external id',
+    tag: 'anchors',
+    access: 'write',
+    body: CreateAnchorBody,
+    responses: {
+      201: { description: 'Created', schema: AnchorObject },
+      200: { description: 'Already existed, returned unchanged', schema: AnchorObject },
+    },
+    handle: async ({ core, actor, body }) => {
+      const { id, created } = await upsertAnchor(core.db, core, actor.tenantId, {
+        externalId: body.anchor_external_id,
+        name: body.name,
+        metadata: body.metadata,
+      });
+      return { status: created ? 201 : 200, body: await getAnchor(core.db, actor.tenantId, id) };
+    },
+  }),
+  route({
+    method: 'get',
+    path: '/v1/anchors',
+    summary: 'List subjects, oldest first, optionally by external id',
+    tag: 'anchors',
+    access: 'read',
+    query: ListAnchorsQuery,
+    responses: { 200: { description: 'A page of anchors', schema: listOf('anchors', AnchorObject) } },
+    handle: async ({ core, actor, query }) => {
+      const page = await listAnchors(core.db, actor.tenantId, {
+        externalId: query.anchor_external_id,
+        limit: query.limit,
+        cursor: query.cursor,
+      });
+      return { status: 200, body: { anchors: page.items, next_cursor: page.nextCursor } };
+    },
+  }),
+  route({
+    method: 'get',
+    path: '/v1/anchors/{id}',
+    summary: 'Get a subject',
+    tag: 'anchors',
+    access: 'read',
+    params: IdParams,
+    responses: {
+      200: { description: 'The anchor', schema: AnchorObject },
+      404: { description: 'No such anchor', schema: ProblemObject },
+    },
+    handle: async ({ core, actor, params }) => ({ status: 200, body: await getAnchor(core.db, actor.tenantId, params.id) }),
+  }),
+  route({
+    method: 'get',
+    path: '/v1/anchors/{id}/memories',
+    summary: "The subject's durable profile: active anchored memories, highest effective confidence first",
+    tag: 'anchors',
+    access: 'read',
+    params: IdParams,
+    query: PageQuery,
+    responses: {
+      200: {
+        description: 'A page of the profile',
+        schema: z.object({ anchor: AnchorObject, memories: z.array(MemoryObject), next_cursor: z.string().nullable() }),
+      },
+      404: { description: 'No such anchor', schema: ProblemObject },
+    },
+    handle: async ({ core, actor, params, query }) => {
+      const anchor = await getAnchor(core.db, actor.tenantId, params.id);
+      // Ranked by a confidence that decays as time passes, so the cursor is a position, not a key.
+      const offset = query.cursor ? Number(decodeCursor(query.cursor, ['number'])[0]) : 0;
+      if (!Number.isInteger(offset) || offset < 0) throw invalidCursor();
+      const page = await anchorProfile(core, actor.tenantId, anchor.id, { limit: query.limit, offset });
+      return {
+        status: 200,
+        body: {
+          anchor,
+          memories: page.memories,
+          next_cursor: page.more ? encodeCursor([offset + query.limit]) : null,
+        },
+      };
+    },
+  }),
+];

@@ -1,0 +1,57 @@
+import { z } from 'zod';
+import { createKey, listKeys, revokeKey } from '../../domain/keys.js';
+import { CreateKeyBody, IdParams } from '../../schemas/inputs.js';
+import { CreatedKeyObject, KeyObject, ProblemObject } from '../../schemas/objects.js';
+import { route } from '../route.js';
+
+export const keyRoutes = [
+  route({
+    method: 'post',
+    path: '/v1/keys',
+    summary: 'Create an API key; the key itself appears only in this response',
+    tag: 'keys',
+    access: 'admin',
+    body: CreateKeyBody,
+    responses: { 201: { description: 'Key created', schema: CreatedKeyObject } },
+    handle: async ({ core, actor, body }) => {
+      const { view, apiKey } = await createKey(core, actor, body.name, body.scopes);
+      return {
+        status: 201,
+        body: {
+          id: view.id,
+          name: view.name,
+          key_prefix: view.key_prefix,
+          api_key: apiKey,
+          scopes: view.scopes,
+          created_at: view.created_at,
+        },
+      };
+    },
+  }),
+  route({
+    method: 'get',
+    path: '/v1/keys',
+    summary: "List the tenant's keys (prefixes only), revoked ones included",
+    tag: 'keys',
+    access: 'admin',
+    responses: { 200: { description: 'Keys', schema: z.object({ keys: z.array(KeyObject) }) } },
+    handle: async ({ core, actor }) => ({ status: 200, body: { keys: await listKeys(core.db, actor.tenantId) } }),
+  }),
+  route({
+    method: 'delete',
+    path: '/v1/keys/{id}',
+    summary: 'Revoke a key; it stops working at once',
+    tag: 'keys',
+    access: 'admin',
+    params: IdParams,
+    responses: {
+      204: { description: 'Revoked' },
+      404: { description: 'No such key', schema: ProblemObject },
+      409: { description: "The tenant's last admin key", schema: ProblemObject },
+    },
+    handle: async ({ core, actor, params }) => {
+      await revokeKey(core, actor, params.id);
+      return { status: 204 };
+    },
+  }),
+];

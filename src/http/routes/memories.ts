@@ -1,0 +1,115 @@
+import { z } from 'zod';
+import { memoryHistory } from '../../domain/audit.js';
+import { deleteMemory, getMemory, storeMemory } from '../../domain/memories.js';
+import { recall } from '../../retrieval/recall.js';
+import { IdParams, RecallQuery, StoreMemoryBody } from '../../schemas/inputs.js';
+import { AuditEventObject, MemoryObject, ProblemObject, RecallResponse, StoredMemoryObject } from '../../schemas/objects.js';
+import { route } from '../route.js';
+import { assertContentLimit } from '../validate.js';
+
+export const memoryRoutes = [
+  route({
+    method: 'post',
+    path: '/v1/memories',
+    summary: 'Store a memory; its binding follows from anchor and session (API.md §4)',
+    tag: 'memories',
+    access: 'write',
+    body: StoreMemoryBody,
+    responses: {
+      201: { description: 'Created', schema: StoredMemoryObject },
+      200: { description: 'An existing memory was reinforced', schema: StoredMemoryObject },
+      404: { description: 'Unknown anchor_id or session_id', schema: ProblemObject },
+      409: { description: 'Session ended, or anchor and session disagree', schema: ProblemObject },
+      413: { description: 'Content over the limit', schema: ProblemObject },
+    },
+    handle: async ({ core, actor, body }) => {
+      assertContentLimit(body.content, core.config.contentLimitChars);
+      const result = await storeMemory(core, actor, {
+        agentId: body.agent_id,
+        content: body.content,
+        anchor: { anchorId: body.anchor_id, anchorExternalId: body.anchor_external_id },
+        sessionId: body.session_id,
+        metadata: body.metadata,
+      });
+      return {
+        status: result.outcome === 'created' ? 201 : 200,
+        body: {
+          ...result.memory,
+          outcome: result.outcome,
+          ...(result.supersedes.length > 0 ? { supersedes: result.supersedes } : {}),
+        },
+      };
+    },
+  }),
+  route({
+    method: 'get',
+    path: '/v1/memories/recall',
+    summary: "Hybrid recall over the agent's private memories, the tenant's canon, and the named subject and session",
+    tag: 'memories',
+    access: 'read',
+    query: RecallQuery,
+    responses: {
+      200: { description: 'Ranked by score, highest first', schema: RecallResponse },
+      404: { description: 'Unknown anchor_id or session_id', schema: ProblemObject },
+    },
+    handle: async ({ core, actor, query }) => {
+      const results = await recall(core, actor, {
+        agentId: query.agent_id,
+        query: query.query,
+        anchor: { anchorId: query.anchor_id, anchorExternalId: query.anchor_external_id },
+        sessionId: query.session_id,
+        limit: query.limit,
+        includeSuperseded: query.include_superseded,
+      });
+      return { status: 200, body: { results } };
+    },
+  }),
+  route({
+    method: 'get',
+    path: '/v1/memories/{id}',
+    summary: 'Get a memory',
+    tag: 'memories',
+    access: 'read',
+    params: IdParams,
+    responses: {
+      200: { description: 'The memory', schema: MemoryObject },
+      404: { description: 'No such memory', schema: ProblemObject },
+    },
+    handle: async ({ core, actor, params }) => ({ status: 200, body: await getMemory(core, actor.tenantId, params.id) }),
+  }),
+  route({
+    method: 'get',
+    path: '/v1/memories/{id}/history',
+    summary: "A memory's audit events, oldest first",
+    tag: 'memories',
+    access: 'read',
+    params: IdParams,
+    responses: {
+      200: { description: 'Events', schema: z.object({ events: z.array(AuditEventObject) }) },
+      404: { description: 'No such memory', schema: ProblemObject },
+    },
+    handle: async ({ core, actor, params }) => {
+      // A deleted memory keeps its trail: history answers as long as events name it.
+      const events = await memoryHistory(core.db, actor.tenantId, params.id);
+      if (events.length === 0) await getMemory(core, actor.tenantId, params.id);
+      return { status: 200, body: { events } };
+    },
+  }),
+  route({
+    method: 'delete',
+    path: '/v1/memories/{id}',
+    summary: 'Delete a memory for good (canon has its own route)',
+    tag: 'memories',
+    access: 'write',
+    params: IdParams,
+    responses: {
+      204: { description: 'Deleted' },
+      404: { description: 'No such memory', schema: ProblemObject },
+      409: { description: 'A canon entry', schema: ProblemObject },
+    },
+    handle: async ({ core, actor, params }) => {
+      await deleteMemory(core, actor, params.id);
+      return { status: 204 };
+    },
+  }),
+];

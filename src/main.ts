@@ -1,0 +1,58 @@
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import { openDatabase } from './db/connect.js';
+import { migrate } from './db/migrate.js';
+import type { Clock, Core } from './domain/core.js';
+import type { Embedder } from './embedding/embedder.js';
+import { createHashEmbedder } from './embedding/hash.js';
+import { createLogger } from './logger.js';
+
+export async function createEmbedder(config: Config): Promise<Embedder> {
+  if (config.embedder === 'hash') return createHashEmbedder(config.hashEmbedderDimensions);
+  // Loaded on demand: the model and its runtime cost seconds and memory that `hash` never needs.
+  const { createLocalEmbedder } = await import('./embedding/local.js');
+  return createLocalEmbedder();
+}
+
+export interface Running {
+  core: Core;
+  engine: 'pglite' | 'postgres';
+  close(): Promise<void>;
+}
+
+/** The one place that wires the core: database (migrated), embedder, clock, config and logger. */
+export async function startCore(
+  config: Config,
+  overrides: { clock?: Clock; embedder?: Embedder; log?: Logger } = {},
+): Promise<Running> {
+  const log = overrides.log ?? createLogger(config.logLevel);
+  const embedder = overrides.embedder ?? (await createEmbedder(config));
+  const handle = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolSize: config.dbPoolSize,
+  }).catch(async (error: unknown) => {
+    await embedder.close();
+    throw error;
+  });
+  try {
+    const applied = await migrate(handle.db, embedder);
+    if (applied.length > 0) log.info({ migrations: applied }, 'migrations applied');
+  } catch (error) {
+    await handle.close();
+    await embedder.close();
+    throw error;
+  }
+  const core: Core = { db: handle.db, embedder, clock: overrides.clock ?? (() => new Date()), config, log };
+  let closed = false;
+  return {
+    core,
+    engine: handle.engine,
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      await handle.close();
+      await embedder.close();
+    },
+  };
+}

@@ -1,0 +1,113 @@
+import { z } from 'zod';
+import { AUDIT_ACTIONS } from '../domain/audit.js';
+import { SCOPES } from '../domain/core.js';
+
+/** The response objects of API.md §3, for the OpenAPI document and for tests that check bodies. */
+
+const time = z.string().describe('ISO-8601, UTC');
+const nullableId = z.string().nullable();
+const json = z.record(z.string(), z.unknown());
+
+export const MemoryObject = z.object({
+  id: z.string(),
+  agent_id: z.string(),
+  content: z.string(),
+  binding: z.enum(['private', 'anchored', 'session', 'canon']),
+  anchor_id: nullableId,
+  anchor_external_id: z.string().nullable(),
+  session_id: nullableId,
+  status: z.enum(['active', 'superseded']),
+  confidence: z.number().min(0).max(1),
+  effective_confidence: z.number().min(0).max(1),
+  reinforcement_count: z.number().int(),
+  superseded_by: nullableId,
+  metadata: json,
+  created_at: time,
+  updated_at: time,
+  last_reinforced_at: time,
+});
+
+export const StoredMemoryObject = MemoryObject.extend({
+  outcome: z.enum(['created', 'reinforced', 'promoted']),
+  supersedes: z.array(z.string()).optional(),
+});
+
+export const ScoreDetailsObject = z.object({
+  semantic: z.number().describe('Vector similarity, min-max normalized over the candidates'),
+  lexical: z.number().describe('Full-text rank, divided by the best candidate rank'),
+  confidence: z.number().describe('Effective (decayed) confidence'),
+  recency: z.number().describe('Boost factor for recently reinforced session and anchored memories'),
+});
+
+export const RecallResponse = z.object({
+  results: z.array(MemoryObject.extend({ score: z.number(), score_details: ScoreDetailsObject })),
+});
+
+export const AnchorObject = z.object({
+  id: z.string(),
+  anchor_external_id: z.string(),
+  name: z.string().nullable(),
+  metadata: json,
+  created_at: time,
+  memory_count: z.number().int(),
+});
+
+export const SessionObject = z.object({
+  id: z.string(),
+  agent_id: z.string(),
+  anchor_id: nullableId,
+  anchor_external_id: z.string().nullable(),
+  status: z.enum(['active', 'ended']),
+  started_at: time,
+  ended_at: time.nullable(),
+  expires_at: time.nullable(),
+  metadata: json,
+});
+
+export const CanonObject = z.object({
+  id: z.string(),
+  agent_id: z.string(),
+  content: z.string(),
+  binding: z.literal('canon'),
+  metadata: json,
+  created_at: time,
+});
+
+export const AuditEventObject = z.object({
+  id: z.string(),
+  at: time,
+  action: z.enum(AUDIT_ACTIONS),
+  memory_id: nullableId,
+  anchor_id: nullableId,
+  session_id: nullableId,
+  actor: z.object({ key_id: nullableId, agent_id: z.string().nullable() }),
+  changes: json,
+});
+
+export const KeyObject = z.object({
+  id: z.string(),
+  name: z.string(),
+  key_prefix: z.string(),
+  scopes: z.array(z.enum(SCOPES)),
+  created_at: time,
+  last_used_at: time.nullable(),
+  revoked_at: time.nullable(),
+});
+
+export const CreatedKeyObject = KeyObject.omit({ last_used_at: true, revoked_at: true }).extend({
+  api_key: z.string().describe('Shown once; only its prefix is ever shown again'),
+});
+
+export const SetupResponse = z.object({ tenant_id: z.string(), api_key: z.string(), message: z.string() });
+
+export const ProblemObject = z.object({
+  type: z.string(),
+  title: z.string(),
+  status: z.number().int(),
+  code: z.string(),
+  detail: z.string(),
+  errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+});
+
+export const listOf = <T extends z.ZodType>(key: string, item: T) =>
+  z.object({ [key]: z.array(item), next_cursor: z.string().nullable() });
