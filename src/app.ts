@@ -63,9 +63,9 @@ export function createApp(core: Core): express.Express {
   app.set('trust proxy', false);
   const metrics = createMetrics();
   const limiter = new RateLimiter(core.config.rateLimitPerMinute);
-  let openApi: unknown;
+  // The document lists the ops routes too; the closure reads it once it exists.
   const routes: AnyRoute[] = [...opsRoutes(metrics, () => openApi), ...API_ROUTES];
-  openApi = buildOpenApi(routes, VERSION);
+  const openApi = buildOpenApi(routes, VERSION);
 
   app.use((req: Request, res: Response, next: NextFunction) => {
     const requestId = req.get('x-request-id')?.slice(0, 100) || randomUUID();
@@ -79,7 +79,13 @@ export function createApp(core: Core): express.Express {
       metrics.duration.observe({ method: req.method, route: routeLabel }, seconds);
       // The query string can carry recall text, so only the route template is logged.
       core.log.info(
-        { req_id: requestId, method: req.method, route: routeLabel, status: res.statusCode, ms: Math.round(seconds * 1000) },
+        {
+          req_id: requestId,
+          method: req.method,
+          route: routeLabel,
+          status: res.statusCode,
+          ms: Math.round(seconds * 1000),
+        },
         'request',
       );
     });
@@ -110,9 +116,9 @@ export function createApp(core: Core): express.Express {
       const reply = await spec.handle({
         core,
         actor,
-        params: spec.params ? parseInput(spec.params, req.params, 'params') : {},
-        query: spec.query ? parseInput(spec.query, req.query, 'query') : {},
-        body: spec.body ? parseInput(spec.body, req.body, 'body') : undefined,
+        params: spec.params ? (parseInput(spec.params, req.params, 'params') as unknown) : {},
+        query: spec.query ? (parseInput(spec.query, req.query, 'query') as unknown) : {},
+        body: spec.body ? (parseInput(spec.body, req.body, 'body') as unknown) : undefined,
         req,
         res,
       });
@@ -132,7 +138,10 @@ export function createApp(core: Core): express.Express {
     const known = error instanceof AppError ? error : bodyParserProblem(error);
     const appError = known ?? new AppError('internal', 'an internal error occurred; it has been logged');
     if (!known) {
-      core.log.error({ req_id: res.locals.requestId as string, err: error, route: res.locals.route as string }, 'unhandled error');
+      core.log.error(
+        { req_id: res.locals.requestId as string, err: error, route: res.locals.route as string },
+        'unhandled error',
+      );
     }
     if (res.headersSent) {
       res.end();

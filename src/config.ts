@@ -20,7 +20,11 @@ const EnvSchema = z.object({
   EMBEDDER: z.enum(['local', 'hash']).default('local'),
   HASH_EMBEDDER_DIMENSIONS: z.coerce.number().int().min(16).max(2000).default(256),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(1024 * 1024),
+  BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(1024 * 1024),
   CONTENT_LIMIT_CHARS: z.coerce.number().int().positive().default(8000),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(1200),
   DECAY_PRIVATE: rate.default(0.05),
@@ -65,9 +69,7 @@ function defaultDataDir(env: z.infer<typeof EnvSchema>): string {
 
 export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
   // Empty strings count as unset, the way shells and .env files usually mean them.
-  const cleaned = Object.fromEntries(
-    Object.entries(source).filter(([, v]) => v !== undefined && v !== ''),
-  );
+  const cleaned = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== ''));
   const parsed = EnvSchema.safeParse(cleaned);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);

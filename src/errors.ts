@@ -87,9 +87,7 @@ const INVALID_TEXT_REPRESENTATION = '22P02';
 
 export function isInvalidTextRepresentation(error: unknown): boolean {
   return (
-    typeof error === 'object' &&
-    error !== null &&
-    (error as { code?: unknown }).code === INVALID_TEXT_REPRESENTATION
+    typeof error === 'object' && error !== null && (error as { code?: unknown }).code === INVALID_TEXT_REPRESENTATION
   );
 }
 

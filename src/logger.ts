@@ -26,7 +26,15 @@ export function createLogger(level: string): Logger {
       base: { service: 'agent-memory' },
       serializers: { err: serializeError },
       redact: {
-        paths: ['req.headers.authorization', 'headers.authorization', 'api_key', 'apiKey', '*.api_key', 'token', 'x-setup-token'],
+        paths: [
+          'req.headers.authorization',
+          'headers.authorization',
+          'api_key',
+          'apiKey',
+          '*.api_key',
+          'token',
+          'x-setup-token',
+        ],
         censor: '[redacted]',
       },
     },

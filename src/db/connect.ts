@@ -17,12 +17,12 @@ export interface DbHandle {
 // as Date from both. Parsing int8 as a JS number is safe for the counts we read.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
-export async function openPostgres(url: string, poolSize: number): Promise<DbHandle> {
+export function openPostgres(url: string, poolSize: number): Promise<DbHandle> {
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
   // An idle client that loses its server must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return { db, engine: 'postgres', close: () => db.destroy() };
+  return Promise.resolve({ db, engine: 'postgres', close: () => db.destroy() });
 }
 
 export async function openPglite(dataDir: string): Promise<DbHandle> {
@@ -43,7 +43,5 @@ export function openDatabase(options: {
   dataDir: string;
   poolSize: number;
 }): Promise<DbHandle> {
-  return options.databaseUrl
-    ? openPostgres(options.databaseUrl, options.poolSize)
-    : openPglite(options.dataDir);
+  return options.databaseUrl ? openPostgres(options.databaseUrl, options.poolSize) : openPglite(options.dataDir);
 }

@@ -135,6 +135,9 @@ export async function listEvents(db: Db, tenantId: string, filter: AuditFilter):
     const [seq] = decodeCursor(filter.cursor, ['number']);
     query = query.where(sql<boolean>`seq > ${seq}`);
   }
-  const rows = await query.orderBy('seq').limit(filter.limit + 1).execute();
+  const rows = await query
+    .orderBy('seq')
+    .limit(filter.limit + 1)
+    .execute();
   return toPage(rows, filter.limit, (r) => [r.seq_num], toEvent);
 }

@@ -124,7 +124,11 @@ export async function listCanon(
       ]),
     );
   }
-  const rows = await query.orderBy('created_at').orderBy('id').limit(options.limit + 1).execute();
+  const rows = await query
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(options.limit + 1)
+    .execute();
   return toPage(rows, options.limit, (r) => [r.created_at.toISOString(), r.id], toCanon);
 }
 

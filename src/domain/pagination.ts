@@ -12,11 +12,7 @@ export function decodeCursor(cursor: string, shape: readonly ('string' | 'number
   } catch {
     value = undefined;
   }
-  if (
-    !Array.isArray(value) ||
-    value.length !== shape.length ||
-    value.some((v, i) => typeof v !== shape[i])
-  ) {
+  if (!Array.isArray(value) || value.length !== shape.length || value.some((v, i) => typeof v !== shape[i])) {
     throw invalidCursor();
   }
   return value as (string | number)[];
@@ -40,7 +36,12 @@ export interface Page<T> {
 }
 
 /** Takes a page from rows fetched with limit + 1, so a next page is known to exist. */
-export function toPage<R, T>(rows: R[], limit: number, key: (row: R) => (string | number)[], map: (row: R) => T): Page<T> {
+export function toPage<R, T>(
+  rows: R[],
+  limit: number,
+  key: (row: R) => (string | number)[],
+  map: (row: R) => T,
+): Page<T> {
   const more = rows.length > limit;
   const pageRows = more ? rows.slice(0, limit) : rows;
   const last = pageRows[pageRows.length - 1];

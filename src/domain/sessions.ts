@@ -144,4 +144,3 @@ export async function resolveSession(
   }
   return { sessionId: row.id, anchorId: row.anchor_id };
 }
-

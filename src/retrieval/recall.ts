@@ -41,7 +41,9 @@ export function scopeFilter(eb: MemoryEb, scope: RecallScope, part: 'subject' | 
       ? [eb('m.binding', '=', 'canon')]
       : [
           eb.and([eb('m.binding', '=', 'private'), eb('m.agent_id', '=', scope.agentId)]),
-          ...(scope.anchorId ? [eb.and([eb('m.binding', '=', 'anchored'), eb('m.anchor_id', '=', scope.anchorId)])] : []),
+          ...(scope.anchorId
+            ? [eb.and([eb('m.binding', '=', 'anchored'), eb('m.anchor_id', '=', scope.anchorId)])]
+            : []),
           ...(scope.sessionId
             ? [eb.and([eb('m.binding', '=', 'session'), eb('m.session_id', '=', scope.sessionId)])]
             : []),
@@ -103,7 +105,11 @@ async function candidates(
   if (ids.length === 0) return [];
   // Both parts are computed for every candidate, so fusion sees each memory from both sides.
   return memoriesWithAnchor(trx)
-    .select([...MEMORY_COLUMNS, cosineDistance(dimensions, embedding).as('distance'), lexicalRank(tsquery).as('lexical_rank')])
+    .select([
+      ...MEMORY_COLUMNS,
+      cosineDistance(dimensions, embedding).as('distance'),
+      lexicalRank(tsquery).as('lexical_rank'),
+    ])
     .where('m.tenant_id', '=', scope.tenantId)
     .where('m.id', 'in', ids)
     .execute();
@@ -136,7 +142,15 @@ export async function recall(core: Core, actor: Actor, input: RecallInput): Prom
     const depth = candidateDepth(input.limit);
     const dims = core.embedder.dimensions;
     const subject = await candidates(trx, dims, scope, 'subject', input.query, embedding, depth);
-    const canon = await candidates(trx, dims, scope, 'canon', input.query, embedding, Math.max(10, canonCap(input.limit) * 4));
+    const canon = await candidates(
+      trx,
+      dims,
+      scope,
+      'canon',
+      input.query,
+      embedding,
+      Math.max(10, canonCap(input.limit) * 4),
+    );
     return [...subject, ...canon];
   });
   const scored = fuse(
@@ -163,4 +177,3 @@ export async function recall(core: Core, actor: Actor, input: RecallInput): Prom
   }
   return results;
 }
-

@@ -46,7 +46,9 @@ export async function testCore(options: { config?: Record<string, string>; clock
 }
 
 /** A clock that stands still until moved. */
-export function manualClock(start = new Date('2026-01-01T00:00:00Z')): Clock & { advance(ms: number): void; set(d: Date): void } {
+export function manualClock(
+  start = new Date('2026-01-01T00:00:00Z'),
+): Clock & { advance(ms: number): void; set(d: Date): void } {
   let now = start.getTime();
   const clock = (() => new Date(now)) as Clock & { advance(ms: number): void; set(d: Date): void };
   clock.advance = (ms) => {
@@ -89,8 +91,15 @@ export async function newTenant(api: TestApi): Promise<Tenant> {
 }
 
 /** A key of the tenant with the given scopes. */
-export async function newKey(api: TestApi, tenant: Tenant, scopes: string[]): Promise<{ id: string; auth: { Authorization: string } }> {
-  const res = await api.http.post('/v1/keys').set(tenant.auth).send({ name: `key-${scopes.join('-')}`, scopes });
+export async function newKey(
+  api: TestApi,
+  tenant: Tenant,
+  scopes: string[],
+): Promise<{ id: string; auth: { Authorization: string } }> {
+  const res = await api.http
+    .post('/v1/keys')
+    .set(tenant.auth)
+    .send({ name: `key-${scopes.join('-')}`, scopes });
   if (res.status !== 201) throw new Error(`key creation failed: ${res.status} ${JSON.stringify(res.body)}`);
   const body = res.body as { id: string; api_key: string };
   return { id: body.id, auth: { Authorization: `Bearer ${body.api_key}` } };

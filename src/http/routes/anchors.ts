@@ -55,7 +55,10 @@ export const anchorRoutes = [
       200: { description: 'The anchor', schema: AnchorObject },
       404: { description: 'No such anchor', schema: ProblemObject },
     },
-    handle: async ({ core, actor, params }) => ({ status: 200, body: await getAnchor(core.db, actor.tenantId, params.id) }),
+    handle: async ({ core, actor, params }) => ({
+      status: 200,
+      body: await getAnchor(core.db, actor.tenantId, params.id),
+    }),
   }),
   route({
     method: 'get',

@@ -51,7 +51,10 @@ export const canonRoutes = [
       200: { description: 'The entry', schema: CanonObject },
       404: { description: 'No such entry', schema: ProblemObject },
     },
-    handle: async ({ core, actor, params }) => ({ status: 200, body: await getCanon(core.db, actor.tenantId, params.id) }),
+    handle: async ({ core, actor, params }) => ({
+      status: 200,
+      body: await getCanon(core.db, actor.tenantId, params.id),
+    }),
   }),
   route({
     method: 'delete',

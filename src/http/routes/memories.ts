@@ -3,7 +3,13 @@ import { memoryHistory } from '../../domain/audit.js';
 import { deleteMemory, getMemory, storeMemory } from '../../domain/memories.js';
 import { recall } from '../../retrieval/recall.js';
 import { IdParams, RecallQuery, StoreMemoryBody } from '../../schemas/inputs.js';
-import { AuditEventObject, MemoryObject, ProblemObject, RecallResponse, StoredMemoryObject } from '../../schemas/objects.js';
+import {
+  AuditEventObject,
+  MemoryObject,
+  ProblemObject,
+  RecallResponse,
+  StoredMemoryObject,
+} from '../../schemas/objects.js';
 import { route } from '../route.js';
 import { assertContentLimit } from '../validate.js';
 
@@ -75,7 +81,10 @@ export const memoryRoutes = [
       200: { description: 'The memory', schema: MemoryObject },
       404: { description: 'No such memory', schema: ProblemObject },
     },
-    handle: async ({ core, actor, params }) => ({ status: 200, body: await getMemory(core, actor.tenantId, params.id) }),
+    handle: async ({ core, actor, params }) => ({
+      status: 200,
+      body: await getMemory(core, actor.tenantId, params.id),
+    }),
   }),
   route({
     method: 'get',

@@ -35,7 +35,10 @@ export const sessionRoutes = [
       200: { description: 'The session', schema: SessionObject },
       404: { description: 'No such session', schema: ProblemObject },
     },
-    handle: async ({ core, actor, params }) => ({ status: 200, body: await getSession(core.db, actor.tenantId, params.id) }),
+    handle: async ({ core, actor, params }) => ({
+      status: 200,
+      body: await getSession(core.db, actor.tenantId, params.id),
+    }),
   }),
   route({
     method: 'post',
