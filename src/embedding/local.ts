@@ -160,8 +160,9 @@ class WorkerPool {
   embed(texts: readonly string[]): Promise<Float32Array[]> {
     const unusable = this.unusable();
     if (unusable !== null) return Promise.reject(unusable);
-    // Checked at run time for JavaScript callers; `as unknown` keeps TypeScript from narrowing to any[].
-    if (!Array.isArray(texts as unknown)) {
+    // Checked at run time for JavaScript callers; through `unknown` so TypeScript does not narrow to any[].
+    const given: unknown = texts;
+    if (!Array.isArray(given)) {
       return Promise.reject(new TypeError('local embedder: embed expects an array of strings'));
     }
     if (texts.length === 0) return Promise.resolve([]);
