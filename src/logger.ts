@@ -26,15 +26,7 @@ export function createLogger(level: string): Logger {
       base: { service: 'agent-memory' },
       serializers: { err: serializeError },
       redact: {
-        paths: [
-          'req.headers.authorization',
-          'headers.authorization',
-          'api_key',
-          'apiKey',
-          '*.api_key',
-          'token',
-          'x-setup-token',
-        ],
+        paths: ['req.headers.authorization', 'req.headers["x-setup-token"]', 'api_key', 'apiKey', 'token'],
         censor: '[redacted]',
       },
     },
