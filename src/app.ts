@@ -38,8 +38,10 @@ interface BodyParserError {
   type?: string;
 }
 
-/** Failures of the JSON body parser, which come as plain errors with a `type`. */
+/** Failures of the JSON body parser (plain errors with a `type`) and of path decoding. */
 function bodyParserProblem(error: unknown): AppError | undefined {
+  // The router decodes path parameters and throws URIError on a bad percent-escape such as %ZZ.
+  if (error instanceof URIError) return new AppError('invalid_request', 'the path is not valid percent-encoding');
   const type = (error as BodyParserError | null)?.type;
   switch (type) {
     case 'entity.parse.failed':
@@ -94,7 +96,9 @@ export function createApp(core: Core): express.Express {
 
   app.use((req: Request, _res: Response, next: NextFunction) => {
     // req.is answers null when there is no body at all, false when there is one of another type.
-    if (req.is(['application/json', 'application/*+json']) === false) {
+    // An empty body (Content-Length: 0, as fetch and Python requests send a bare POST) is no body either.
+    const empty = req.get('content-length') === '0';
+    if (!empty && req.is(['application/json', 'application/*+json']) === false) {
       next(new AppError('unsupported_media_type', 'send the body as application/json'));
       return;
     }
@@ -147,7 +151,9 @@ export function createApp(core: Core): express.Express {
       res.end();
       return;
     }
-    if (appError.code === 'unauthorized') res.setHeader('WWW-Authenticate', 'Bearer');
+    // Setup authenticates with its own header, not a bearer key.
+    if (appError.code === 'unauthorized' && res.locals.route !== '/v1/setup')
+      res.setHeader('WWW-Authenticate', 'Bearer');
     if (appError instanceof RateLimitedError) res.setHeader('Retry-After', String(appError.retryAfterSeconds));
     const problem = toProblem(appError);
     res.status(problem.status).type('application/problem+json').send(JSON.stringify(problem));

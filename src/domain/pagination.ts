@@ -1,4 +1,5 @@
 import { AppError } from '../errors.js';
+import { isUuid } from './text.js';
 
 /** Cursors are opaque to clients: base64url JSON of the last row's sort key. */
 export function encodeCursor(key: readonly (string | number)[]): string {
@@ -23,10 +24,18 @@ export const invalidCursor = (): AppError =>
     { path: 'cursor', message: 'not a cursor returned by this list' },
   ]);
 
-/** A (created_at, id) cursor, checked so that a forged one cannot reach the database as bad SQL input. */
+const CURSOR_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/**
+ * A (created_at, id) cursor, checked so that a forged one cannot reach the database as bad SQL input:
+ * only what toPage wrote passes (a Date's own ISO form, years 1..9999 that Postgres accepts, a UUID).
+ */
 export function decodeTimeIdCursor(cursor: string): [string, string] {
   const [at, id] = decodeCursor(cursor, ['string', 'string']) as [string, string];
-  if (Number.isNaN(Date.parse(at)) || !/^[0-9a-f-]{36}$/i.test(id)) throw invalidCursor();
+  const time = new Date(at);
+  const valid =
+    CURSOR_TIME.test(at) && !Number.isNaN(time.getTime()) && time.toISOString() === at && time.getUTCFullYear() >= 1;
+  if (!valid || !isUuid(id)) throw invalidCursor();
   return [at, id];
 }
 

@@ -41,7 +41,15 @@ const toSession = (r: SessionRow): Session => ({
   metadata: r.metadata,
 });
 
-async function findSession(db: Db, tenantId: string, id: string, lock = false): Promise<SessionRow | undefined> {
+/** 'update' for ending a session; 'share' for stores into it, so a store and an end take turns. */
+type RowLock = 'none' | 'share' | 'update';
+
+async function findSession(
+  db: Db,
+  tenantId: string,
+  id: string,
+  lock: RowLock = 'none',
+): Promise<SessionRow | undefined> {
   if (!isUuid(id)) return undefined;
   let query = db
     .selectFrom('sessions as s')
@@ -59,7 +67,8 @@ async function findSession(db: Db, tenantId: string, id: string, lock = false): 
     ])
     .where('s.tenant_id', '=', tenantId)
     .where('s.id', '=', id);
-  if (lock) query = query.forUpdate('s');
+  if (lock === 'update') query = query.forUpdate('s');
+  if (lock === 'share') query = query.forShare('s');
   return query.executeTakeFirst();
 }
 
@@ -97,7 +106,7 @@ export async function createSession(
 /** Ends a session once; ending it again returns it unchanged and records nothing. */
 export async function endSession(core: Core, actor: Actor, id: string): Promise<Session> {
   return core.db.transaction().execute(async (trx) => {
-    const row = await findSession(trx, actor.tenantId, id, true);
+    const row = await findSession(trx, actor.tenantId, id, 'update');
     if (!row) throw notFound('session');
     if (row.status === 'ended') return toSession(row);
     const endedAt = core.clock();
@@ -134,7 +143,9 @@ export async function resolveSession(
   anchorId: string | null | undefined,
   options: { mustBeActive: boolean },
 ): Promise<SessionScope> {
-  const row = await findSession(db, tenantId, sessionId);
+  // A store holds the row shared until it commits, so an end that starts meanwhile waits for it and
+  // a store that starts after an end sees the session ended.
+  const row = await findSession(db, tenantId, sessionId, options.mustBeActive ? 'share' : 'none');
   if (!row) throw notFound('session');
   if (options.mustBeActive && row.status === 'ended') {
     throw new AppError('session_ended', 'the session has ended; start a new session to store short-term memories');

@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { AUDIT_ACTIONS } from '../domain/audit.js';
 import { SCOPES } from '../domain/core.js';
-import { agentId, anchorExternalId, booleanFlag, content, cursor, limit, metadata, uuid } from './fields.js';
+import { agentId, anchorExternalId, booleanFlag, content, cursor, limit, metadata, text, uuid } from './fields.js';
 
-export const SetupBody = z.object({ org_name: z.string().trim().min(1, 'must not be empty').max(200) });
+export const SetupBody = z.object({ org_name: text().trim().min(1, 'must not be empty').max(200) });
 
 export const CreateKeyBody = z.object({
-  name: z.string().trim().min(1, 'must not be empty').max(200),
+  name: text().trim().min(1, 'must not be empty').max(200),
   scopes: z
     .array(z.enum(SCOPES))
     .min(1, 'must name at least one scope')
@@ -27,7 +27,7 @@ export const StoreMemoryBody = z.object({
 
 export const RecallQuery = z.object({
   agent_id: agentId,
-  query: z.string().trim().min(1, 'must not be empty').max(2000).describe('What to look for'),
+  query: text().trim().min(1, 'must not be empty').max(2000).describe('What to look for'),
   anchor_external_id: anchorExternalId.optional(),
   anchor_id: uuid.optional(),
   session_id: uuid.optional(),
@@ -37,7 +37,7 @@ export const RecallQuery = z.object({
 
 export const CreateAnchorBody = z.object({
   anchor_external_id: anchorExternalId,
-  name: z.string().trim().min(1).max(200).optional(),
+  name: text().trim().min(1).max(200).optional(),
   metadata: metadata.optional(),
 });
 

@@ -79,7 +79,8 @@ export const anchorRoutes = [
       const anchor = await getAnchor(core.db, actor.tenantId, params.id);
       // Ranked by a confidence that decays as time passes, so the cursor is a position, not a key.
       const offset = query.cursor ? Number(decodeCursor(query.cursor, ['number'])[0]) : 0;
-      if (!Number.isInteger(offset) || offset < 0) throw invalidCursor();
+      // A safe integer, or Postgres answers a forged huge offset with an out-of-range error (a 500).
+      if (!Number.isSafeInteger(offset) || offset < 0) throw invalidCursor();
       const page = await anchorProfile(core, actor.tenantId, anchor.id, { limit: query.limit, offset });
       return {
         status: 200,
