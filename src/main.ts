@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { openDatabase } from './db/connect.js';
@@ -38,6 +39,9 @@ export async function startCore(
   try {
     const applied = await migrate(handle.db, embedder);
     if (applied.length > 0) log.info({ migrations: applied }, 'migrations applied');
+    // PGlite runs no autovacuum, so nothing else refreshes the planner's statistics there; without
+    // them it cannot tell a subject's few rows from a tenant's many when choosing btree or HNSW.
+    if (handle.engine === 'pglite') await sql`ANALYZE`.execute(handle.db);
   } catch (error) {
     await handle.close();
     await embedder.close();

@@ -5,10 +5,11 @@ import { sql, type RawBuilder } from 'kysely';
 /**
  * A tsquery that matches any of the query's lexemes. plainto_tsquery ANDs every term, which finds the
  * evidence for about 1 question in 10 on LoCoMo; an OR of the same lexemes finds it for about 6.
- * Lexemes never contain '&', so swapping the operator is safe.
+ * Lexemes can contain '&' (URLs: 'example.com/?a=1&b=2') but never a space, so only the operator
+ * with its surrounding spaces, as tsquery prints it, is swapped.
  */
 export function anyTermQuery(text: string): RawBuilder<string> {
-  return sql<string>`replace(plainto_tsquery('english', ${text})::text, '&', '|')::tsquery`;
+  return sql<string>`replace(plainto_tsquery('english', ${text})::text, ' & ', ' | ')::tsquery`;
 }
 
 /** Cover density rank of the stored tsvector against a query built by anyTermQuery. */

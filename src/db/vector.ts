@@ -56,5 +56,6 @@ export async function ensureVectorIndex(db: Db, dimensions: number): Promise<voi
  */
 export async function enableIterativeScan(trx: Db): Promise<void> {
   await sql`SET LOCAL hnsw.iterative_scan = relaxed_order`.execute(trx);
-  await sql`SET LOCAL hnsw.ef_search = 100`.execute(trx);
+  // Measured on 2,000 scoped vectors: ef_search 100 found ~98% of the exact top 20, 400 found all.
+  await sql`SET LOCAL hnsw.ef_search = 400`.execute(trx);
 }

@@ -8,6 +8,7 @@ import type { Actor, Core } from '../domain/core.js';
 import { MEMORY_COLUMNS, memoriesWithAnchor, toMemory, type Memory, type MemoryRow } from '../domain/memories.js';
 import { resolveSession } from '../domain/sessions.js';
 import { effectiveConfidence } from '../domain/decay.js';
+import { AppError } from '../errors.js';
 import { fuse, type ScoreDetails } from './fusion.js';
 
 export interface RecallInput {
@@ -60,9 +61,27 @@ interface CandidateRow extends MemoryRow {
   lexical_rank: number;
 }
 
+/** The vector side's SQL: ordered by cosine distance, so HNSW can serve it. Exported for EXPLAIN in tests. */
+export function nearestQuery(
+  trx: Db,
+  dimensions: number,
+  scope: RecallScope,
+  part: 'subject' | 'canon',
+  query: Float32Array,
+  depth: number,
+) {
+  const distance = cosineDistance(dimensions, query);
+  return trx
+    .selectFrom('memories as m')
+    .select(['m.id', distance.as('distance')])
+    .where((eb) => scopeFilter(eb, scope, part))
+    .orderBy(distance)
+    .limit(depth);
+}
+
 /**
- * Nearest neighbours by cosine distance within the scope. With iterative scans on, a filtered HNSW
- * scan keeps going until it has `depth` rows that pass the filter (or the scope is exhausted).
+ * Nearest neighbours by cosine distance within the scope, nearest first. With iterative scans on, a
+ * filtered HNSW scan keeps going until it has `depth` rows that pass the filter (or the scope is exhausted).
  */
 export async function vectorNeighbours(
   trx: Db,
@@ -73,14 +92,9 @@ export async function vectorNeighbours(
   depth: number,
 ): Promise<{ id: string; distance: number }[]> {
   await enableIterativeScan(trx);
-  const distance = cosineDistance(dimensions, query);
-  return trx
-    .selectFrom('memories as m')
-    .select(['m.id', distance.as('distance')])
-    .where((eb) => scopeFilter(eb, scope, part))
-    .orderBy(distance)
-    .limit(depth)
-    .execute();
+  const rows = await nearestQuery(trx, dimensions, scope, part, query, depth).execute();
+  // relaxed_order lets an iterative HNSW scan return rows slightly out of distance order.
+  return rows.sort((a, b) => a.distance - b.distance);
 }
 
 async function candidates(
@@ -131,6 +145,10 @@ export async function recall(core: Core, actor: Actor, input: RecallInput): Prom
       ? await resolveSession(trx, actor.tenantId, input.sessionId, named, { mustBeActive: false })
       : undefined;
     const anchorNamed = input.anchor.anchorId !== undefined || input.anchor.anchorExternalId !== undefined;
+    // An unknown external id is still a subject other than the session's: resolveSession only sees ids.
+    if (anchorNamed && named === null && session?.anchorId) {
+      throw new AppError('conflict', 'the session belongs to another anchor than the one named');
+    }
     const scope: RecallScope = {
       tenantId: actor.tenantId,
       agentId: input.agentId,
