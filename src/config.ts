@@ -7,6 +7,15 @@ import { z } from 'zod';
 const positiveNumber = z.coerce.number().positive();
 const rate = z.coerce.number().min(0);
 
+/** A bare host name as a Host header carries it, without port: example.com, 10.0.0.5, [::1]. */
+function isHostName(host: string): boolean {
+  try {
+    return new URL(`http://${host}`).hostname === host;
+  } catch {
+    return false;
+  }
+}
+
 const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HOST: z.string().min(1).default('127.0.0.1'),
@@ -33,10 +42,33 @@ const EnvSchema = z.object({
   DECAY_CANON: rate.default(0.01),
   INITIAL_CONFIDENCE: z.coerce.number().gt(0).max(1).default(0.7),
   SESSION_TTL_HOURS: positiveNumber.default(24),
+  SWEEP_INTERVAL_SECONDS: z.coerce.number().int().min(0).default(60),
   DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  ANTHROPIC_API_KEY: z.string().trim().min(1).optional(),
+  ANTHROPIC_MODEL: z.string().trim().min(1).default('claude-haiku-4-5'),
+  ANTHROPIC_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
+  LLM_TIMEOUT_MS: z.coerce.number().int().positive().default(3000),
+  LLM_EXTRACTION_TIMEOUT_MS: z.coerce.number().int().positive().default(30000),
+  AGENT_ID: z.string().trim().min(1, 'must not be empty').max(200).optional(),
+  MCP_ALLOWED_HOSTS: z
+    .string()
+    .transform((v) => v.split(',').map((h) => h.trim().toLowerCase()))
+    .transform((hosts) => hosts.filter((h) => h.length > 0))
+    .refine((hosts) => hosts.every(isHostName), 'must be host names separated by commas, without scheme or port')
+    .optional(),
 });
 
 export type Binding = 'private' | 'anchored' | 'session' | 'canon';
+
+/** Claude as the contradiction judge (DESIGN.md §4). */
+export interface AnthropicConfig {
+  readonly apiKey: string;
+  readonly model: string;
+  /** Unset: the public API. */
+  readonly baseUrl: string | undefined;
+  /** The whole budget of one judgement, its retry included. */
+  readonly timeoutMs: number;
+}
 
 export interface Config {
   readonly port: number;
@@ -56,7 +88,17 @@ export interface Config {
   readonly decayPerDay: Readonly<Record<Binding, number>>;
   readonly initialConfidence: number;
   readonly sessionTtlHours: number;
+  /** How often `serve` deletes expired session memories; 0 turns the sweeper off. */
+  readonly sweepIntervalSeconds: number;
   readonly dbPoolSize: number;
+  /** Unset without ANTHROPIC_API_KEY: contradictions are then judged by the heuristic alone. */
+  readonly anthropic: AnthropicConfig | undefined;
+  /** The budget of one fact-extraction call (a batch of up to 100 messages), its retry included. */
+  readonly extractionTimeoutMs: number;
+  /** The agent id of `agent-memory mcp` calls that name none (API.md §7). */
+  readonly agentId: string | undefined;
+  /** Host names that /mcp accepts besides localhost, 127.0.0.1 and [::1] (DNS rebinding protection). */
+  readonly mcpAllowedHosts: readonly string[];
 }
 
 export class ConfigError extends Error {}
@@ -65,6 +107,23 @@ function defaultDataDir(env: z.infer<typeof EnvSchema>): string {
   // MCP clients start servers in arbitrary working folders, so the default must not be relative.
   const base = env.XDG_DATA_HOME ?? path.join(os.homedir(), '.local', 'share');
   return path.join(base, 'agent-memory');
+}
+
+function anthropicConfig(env: z.infer<typeof EnvSchema>): AnthropicConfig | undefined {
+  if (env.ANTHROPIC_API_KEY === undefined) return undefined;
+  const anthropic: AnthropicConfig = {
+    apiKey: env.ANTHROPIC_API_KEY,
+    model: env.ANTHROPIC_MODEL,
+    baseUrl: env.ANTHROPIC_BASE_URL,
+    timeoutMs: env.LLM_TIMEOUT_MS,
+  };
+  // A config that gets logged or serialized whole must not carry the key: JSON.stringify and
+  // pino call toJSON. It is not enumerable, so that spreading the object still copies the key.
+  Object.defineProperty(anthropic, 'toJSON', {
+    value: () => ({ ...anthropic, apiKey: '[redacted]' }),
+    enumerable: false,
+  });
+  return Object.freeze(anthropic);
 }
 
 export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
@@ -96,6 +155,11 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     }),
     initialConfidence: env.INITIAL_CONFIDENCE,
     sessionTtlHours: env.SESSION_TTL_HOURS,
+    sweepIntervalSeconds: env.SWEEP_INTERVAL_SECONDS,
     dbPoolSize: env.DB_POOL_SIZE,
+    anthropic: anthropicConfig(env),
+    extractionTimeoutMs: env.LLM_EXTRACTION_TIMEOUT_MS,
+    agentId: env.AGENT_ID,
+    mcpAllowedHosts: Object.freeze(env.MCP_ALLOWED_HOSTS ?? []),
   });
 }

@@ -3,8 +3,11 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { openDatabase } from './db/connect.js';
 import { migrate } from './db/migrate.js';
-import type { Clock, Core } from './domain/core.js';
+import { contradictionDetectorFor } from './beliefs/detector.js';
+import type { Clock, ContradictionDetector, Core } from './domain/core.js';
 import type { Embedder } from './embedding/embedder.js';
+import type { ConversationExtractor } from './extraction/extractor.js';
+import { extractorFor } from './extraction/factory.js';
 import { createHashEmbedder } from './embedding/hash.js';
 import { createLogger } from './logger.js';
 
@@ -24,7 +27,13 @@ export interface Running {
 /** The one place that wires the core: database (migrated), embedder, clock, config and logger. */
 export async function startCore(
   config: Config,
-  overrides: { clock?: Clock; embedder?: Embedder; log?: Logger } = {},
+  overrides: {
+    clock?: Clock;
+    embedder?: Embedder;
+    log?: Logger;
+    contradictions?: ContradictionDetector;
+    extractor?: ConversationExtractor;
+  } = {},
 ): Promise<Running> {
   const log = overrides.log ?? createLogger(config.logLevel);
   const embedder = overrides.embedder ?? (await createEmbedder(config));
@@ -47,7 +56,15 @@ export async function startCore(
     await embedder.close();
     throw error;
   }
-  const core: Core = { db: handle.db, embedder, clock: overrides.clock ?? (() => new Date()), config, log };
+  const core: Core = {
+    db: handle.db,
+    embedder,
+    contradictions: overrides.contradictions ?? contradictionDetectorFor(config, log),
+    extractor: overrides.extractor ?? extractorFor(config, log),
+    clock: overrides.clock ?? (() => new Date()),
+    config,
+    log,
+  };
   let closed = false;
   return {
     core,

@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { loadConfig } from '../src/config.js';
 import type { Actor } from '../src/domain/core.js';
-import { storeMemory } from '../src/domain/memories.js';
+import { storeMemory } from '../src/domain/store.js';
 import { createTenant } from '../src/domain/tenants.js';
 import { startCore } from '../src/main.js';
 import { recall } from '../src/retrieval/recall.js';

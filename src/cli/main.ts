@@ -3,9 +3,11 @@ import { parseArgs } from 'node:util';
 import { createApp } from '../app.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { EmbedderMismatchError } from '../db/migrate.js';
+import { startSweeper, sweepExpiredSessions } from '../domain/sweeper.js';
 import { createTenant } from '../domain/tenants.js';
 import { AppError } from '../errors.js';
 import { startCore } from '../main.js';
+import { mcp } from './mcp.js';
 import { VERSION } from '../version.js';
 
 // The CLI is the one place that writes to the terminal directly; the server logs through pino.
@@ -13,9 +15,11 @@ import { VERSION } from '../version.js';
 const USAGE = `agent-memory ${VERSION}: a memory service for LLM agents
 
 Usage:
-  agent-memory serve              REST API under /v1 on HOST:PORT (default 127.0.0.1:8080)
+  agent-memory serve              REST API under /v1 and MCP at /mcp on HOST:PORT (default 127.0.0.1:8080)
+  agent-memory mcp                MCP over stdio for a local client (Claude Code, Claude Desktop)
   agent-memory setup --org NAME   create a tenant in the database and print its admin key
   agent-memory migrate            apply database migrations and exit
+  agent-memory sweep              delete expired session memories once and exit
   agent-memory help               this text
 
 Configuration comes from the environment: DATABASE_URL (unset: embedded database in DATA_DIR),
@@ -25,6 +29,8 @@ async function serve(config: Config): Promise<void> {
   const running = await startCore(config);
   const { core } = running;
   const app = createApp(core);
+  const stopSweeper =
+    config.sweepIntervalSeconds > 0 ? startSweeper(core, config.sweepIntervalSeconds * 1000) : () => undefined;
   const server = app.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
@@ -40,6 +46,7 @@ async function serve(config: Config): Promise<void> {
     if (stopping) return;
     stopping = true;
     core.log.info({ signal }, 'shutting down');
+    stopSweeper();
     // Stop accepting, let in-flight requests finish, then close the database so PGlite flushes.
     server.close(() => {
       void running.close().then(() => process.exit(0));
@@ -71,6 +78,20 @@ async function migrateOnly(config: Config): Promise<void> {
   process.stderr.write('migrations are up to date\n');
 }
 
+async function sweepOnce(config: Config): Promise<void> {
+  const running = await startCore(config);
+  try {
+    const result = await sweepExpiredSessions(running.core);
+    process.stderr.write(
+      result.leader
+        ? `deleted ${result.expired} expired session memories\n`
+        : 'another process is sweeping right now; nothing done\n',
+    );
+  } finally {
+    await running.close();
+  }
+}
+
 class UsageError extends Error {}
 
 export async function main(argv: string[]): Promise<void> {
@@ -89,8 +110,12 @@ export async function main(argv: string[]): Promise<void> {
       return serve(config);
     case 'setup':
       return setup(config, rest);
+    case 'mcp':
+      return mcp(config);
     case 'migrate':
       return migrateOnly(config);
+    case 'sweep':
+      return sweepOnce(config);
     default:
       throw new UsageError(`unknown command "${command}"`);
   }

@@ -2,13 +2,30 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Db } from '../db/connect.js';
 import type { Embedder } from '../embedding/embedder.js';
+import type { ConversationExtractor } from '../extraction/extractor.js';
 
 export type Clock = () => Date;
+
+export interface ContradictionVerdict {
+  readonly contradicts: boolean;
+  /** The heuristic's rule ('negation', 'same-attribute', ...), 'llm' for the model's yes, or 'none'. */
+  readonly rule: string;
+  readonly by: 'heuristic' | 'llm';
+}
+
+/** Decides which stored statements a new one contradicts (src/beliefs/detector.ts). */
+export interface ContradictionDetector {
+  /** One verdict per candidate, in order: whether `newer` contradicts it. Never rejects. */
+  contradicted(newer: string, candidates: readonly string[]): Promise<ContradictionVerdict[]>;
+}
 
 /** Everything the domain needs, wired once in src/main.ts and passed down. */
 export interface Core {
   readonly db: Db;
   readonly embedder: Embedder;
+  readonly contradictions: ContradictionDetector;
+  /** Reads facts out of conversations: Claude when configured, else (and on any failure) the heuristic. */
+  readonly extractor: ConversationExtractor;
   readonly clock: Clock;
   readonly config: Config;
   readonly log: Logger;

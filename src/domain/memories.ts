@@ -1,14 +1,11 @@
 import { sql } from 'kysely';
 import type { Binding } from '../config.js';
 import type { Db } from '../db/connect.js';
-import { vectorParam } from '../db/vector.js';
 import { AppError, notFound } from '../errors.js';
-import { resolveAnchor, type AnchorRef } from './anchors.js';
 import { recordEvent } from './audit.js';
 import type { Actor, Core } from './core.js';
 import { effectiveConfidence } from './decay.js';
-import { resolveSession } from './sessions.js';
-import { contentKey, isUuid, newId } from './text.js';
+import { isUuid } from './text.js';
 
 export interface Memory {
   id: string;
@@ -108,96 +105,6 @@ export async function getMemory(core: Core, tenantId: string, id: string): Promi
   const row = await findMemoryRow(core.db, tenantId, id);
   if (!row) throw notFound('memory');
   return toMemory(row, core.clock());
-}
-
-export interface StoreInput {
-  agentId: string;
-  content: string;
-  anchor: AnchorRef;
-  sessionId?: string | undefined;
-  metadata?: Record<string, unknown> | undefined;
-}
-
-interface Placement {
-  binding: Exclude<Binding, 'canon'>;
-  anchorId: string | null;
-  sessionId: string | null;
-}
-
-/**
- * API.md §4: an anchor makes the memory `anchored` (a session named too is kept as provenance);
- * a session alone makes it `session`, owned by the session's anchor; neither makes it `private`.
- */
-async function place(trx: Db, core: Core, tenantId: string, input: StoreInput): Promise<Placement> {
-  const named = input.anchor.anchorId !== undefined || input.anchor.anchorExternalId !== undefined;
-  // The session is checked before an anchor is created, so a refused store leaves nothing behind.
-  const session =
-    input.sessionId !== undefined
-      ? await resolveSession(trx, tenantId, input.sessionId, input.anchor.anchorId, { mustBeActive: true })
-      : undefined;
-  if (named) {
-    const anchorId = await resolveAnchor(trx, core, tenantId, input.anchor, true);
-    if (!anchorId) throw new Error('resolveAnchor with create returned no anchor');
-    if (session?.anchorId && session.anchorId !== anchorId) {
-      throw new AppError('conflict', 'the session belongs to another anchor than the one named');
-    }
-    return { binding: 'anchored', anchorId, sessionId: session?.sessionId ?? null };
-  }
-  if (session) return { binding: 'session', anchorId: session.anchorId, sessionId: session.sessionId };
-  return { binding: 'private', anchorId: null, sessionId: null };
-}
-
-export type StoreOutcome = 'created' | 'reinforced' | 'promoted';
-
-export interface StoreResult {
-  memory: Memory;
-  outcome: StoreOutcome;
-  supersedes: string[];
-}
-
-export async function storeMemory(core: Core, actor: Actor, input: StoreInput): Promise<StoreResult> {
-  const content = input.content.trim();
-  // Embedding is slow and needs no lock: do it before the transaction opens.
-  const [embedding] = await core.embedder.embed([content]);
-  if (!embedding) throw new Error('embedder returned no vector');
-  return core.db.transaction().execute(async (trx) => {
-    const placement = await place(trx, core, actor.tenantId, input);
-    const now = core.clock();
-    const id = newId();
-    await trx
-      .insertInto('memories')
-      .values({
-        tenant_id: actor.tenantId,
-        id,
-        agent_id: input.agentId,
-        content,
-        content_key: contentKey(content),
-        binding: placement.binding,
-        anchor_id: placement.anchorId,
-        session_id: placement.sessionId,
-        confidence: core.config.initialConfidence,
-        decay_rate: core.config.decayPerDay[placement.binding],
-        superseded_by: null,
-        metadata: JSON.stringify(input.metadata ?? {}),
-        embedding: vectorParam(embedding),
-        embedder: core.embedder.id,
-        created_at: now,
-        updated_at: now,
-        last_reinforced_at: now,
-      })
-      .execute();
-    await recordEvent(trx, core, actor, {
-      action: 'created',
-      agentId: input.agentId,
-      memoryId: id,
-      anchorId: placement.anchorId,
-      sessionId: placement.sessionId,
-      changes: { binding: placement.binding, confidence: core.config.initialConfidence },
-    });
-    const row = await findMemoryRow(trx, actor.tenantId, id);
-    if (!row) throw new Error('memory vanished after insert');
-    return { memory: toMemory(row, now), outcome: 'created' as const, supersedes: [] };
-  });
 }
 
 /** Hard delete. Canon has its own door (admin scope), so this one refuses it. */

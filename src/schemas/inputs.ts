@@ -47,6 +47,10 @@ export const ListAnchorsQuery = z.object({
   cursor: cursor.optional(),
 });
 
+export const PurgeQuery = z.object({
+  purge: booleanFlag.optional().describe('Must be true: the erasure cannot be undone'),
+});
+
 export const PageQuery = z.object({ limit: limit(50, 200), cursor: cursor.optional() });
 
 export const CreateSessionBody = z.object({
@@ -65,4 +69,48 @@ export const AuditQuery = z.object({
   since: z.iso.datetime({ offset: true }).optional().describe('Only events at or after this time'),
   limit: limit(50, 200),
   cursor: cursor.optional(),
+});
+
+/** The agent of /v1/agents/{id}/…: an agent id, not a UUID. */
+export const AgentParams = z.object({ id: agentId });
+
+/** API.md §5: at most this many messages per ingest call. */
+export const INGEST_MAX_MESSAGES = 500;
+
+export const ConversationMessageBody = z.object({
+  role: z.enum(['user', 'assistant', 'system']),
+  content,
+  id: text()
+    .min(1, 'must not be empty')
+    .max(200)
+    .optional()
+    .describe('Your id of the message; with conversation_id, a message is ingested once'),
+  name: text().trim().min(1, 'must not be empty').max(200).optional().describe("The speaker's name"),
+  created_at: z.iso.datetime({ offset: true }).optional().describe('When the message was sent, ISO-8601'),
+});
+
+export const IngestBody = z.object({
+  messages: z
+    .array(ConversationMessageBody)
+    .min(1, 'must hold at least one message')
+    .max(INGEST_MAX_MESSAGES, `must hold at most ${INGEST_MAX_MESSAGES} messages`)
+    .superRefine((messages, ctx) => {
+      // An id names one message: twice in one call, one of the two would be dropped unseen.
+      const first = new Map<string, number>();
+      messages.forEach((m, i) => {
+        if (m.id === undefined) return;
+        const earlier = first.get(m.id);
+        if (earlier === undefined) first.set(m.id, i);
+        else ctx.addIssue({ code: 'custom', path: [i, 'id'], message: `repeats the id of messages.${earlier}` });
+      });
+    }),
+  conversation_id: text()
+    .min(1, 'must not be empty')
+    .max(200)
+    .optional()
+    .describe('Your id of the conversation: with message ids, a re-sent message is skipped'),
+  anchor_external_id: anchorExternalId.optional(),
+  anchor_id: uuid.optional(),
+  session_id: uuid.optional(),
+  metadata: metadata.optional(),
 });

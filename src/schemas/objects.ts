@@ -32,6 +32,12 @@ export const StoredMemoryObject = MemoryObject.extend({
   supersedes: z.array(z.string()).optional(),
 });
 
+export const IngestResponse = z.object({
+  extractor: z.string().describe('"anthropic:<model>" or "heuristic": what produced the facts'),
+  memories: z.array(StoredMemoryObject).describe('One per fact stored, in order'),
+  skipped_messages: z.number().int().describe('Messages of this conversation_id ingested before, by id'),
+});
+
 export const ScoreDetailsObject = z.object({
   semantic: z.number().describe('Vector similarity, min-max normalized over the candidates'),
   lexical: z.number().describe('Full-text rank, divided by the best candidate rank'),

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import type { Actor } from '../../src/domain/core.js';
-import { storeMemory } from '../../src/domain/memories.js';
+import { storeMemory } from '../../src/domain/store.js';
 import { createSession } from '../../src/domain/sessions.js';
 import { createTenant } from '../../src/domain/tenants.js';
 import { AppError } from '../../src/errors.js';

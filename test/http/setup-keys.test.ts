@@ -195,7 +195,7 @@ describe(`authentication on ${engine}`, () => {
   });
 });
 
-/** API.md §1, route by route; the two routes the app does not serve yet are left out. */
+/** API.md §1, route by route. */
 const SCOPE_TABLE: { method: 'get' | 'post' | 'delete'; path: string; access: 'any' | 'read' | 'write' | 'admin' }[] = [
   { method: 'get', path: '/v1/canon', access: 'any' },
   { method: 'get', path: '/v1/canon/{id}', access: 'any' },
@@ -207,12 +207,14 @@ const SCOPE_TABLE: { method: 'get' | 'post' | 'delete'; path: string; access: 'a
   { method: 'get', path: '/v1/anchors/{id}/memories', access: 'read' },
   { method: 'get', path: '/v1/sessions/{id}', access: 'read' },
   { method: 'post', path: '/v1/memories', access: 'write' },
+  { method: 'post', path: '/v1/agents/{id}/conversations/ingest', access: 'write' },
   { method: 'delete', path: '/v1/memories/{id}', access: 'write' },
   { method: 'post', path: '/v1/anchors', access: 'write' },
   { method: 'post', path: '/v1/sessions', access: 'write' },
   { method: 'post', path: '/v1/sessions/{id}/end', access: 'write' },
   { method: 'post', path: '/v1/canon', access: 'admin' },
   { method: 'delete', path: '/v1/canon/{id}', access: 'admin' },
+  { method: 'delete', path: '/v1/anchors/{id}', access: 'admin' },
   { method: 'post', path: '/v1/keys', access: 'admin' },
   { method: 'get', path: '/v1/keys', access: 'admin' },
   { method: 'delete', path: '/v1/keys/{id}', access: 'admin' },

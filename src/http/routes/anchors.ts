@@ -1,8 +1,10 @@
 import { z } from 'zod';
 import { getAnchor, listAnchors, upsertAnchor } from '../../domain/anchors.js';
 import { anchorProfile } from '../../domain/memories.js';
+import { purgeAnchor } from '../../domain/purge.js';
+import { AppError } from '../../errors.js';
 import { decodeCursor, encodeCursor, invalidCursor } from '../../domain/pagination.js';
-import { CreateAnchorBody, IdParams, ListAnchorsQuery, PageQuery } from '../../schemas/inputs.js';
+import { CreateAnchorBody, IdParams, ListAnchorsQuery, PageQuery, PurgeQuery } from '../../schemas/inputs.js';
 import { AnchorObject, listOf, MemoryObject, ProblemObject } from '../../schemas/objects.js';
 import { route } from '../route.js';
 
@@ -90,6 +92,37 @@ export const anchorRoutes = [
           next_cursor: page.more ? encodeCursor([offset + query.limit]) : null,
         },
       };
+    },
+  }),
+  route({
+    method: 'delete',
+    path: '/v1/anchors/{id}',
+    summary:
+      'Erase a subject for good (purge=true): the anchor, its memories of every binding, its sessions and the audit events naming them',
+    tag: 'anchors',
+    access: 'admin',
+    params: IdParams,
+    query: PurgeQuery,
+    responses: {
+      200: {
+        description: 'Erased; one anchor_purged event with counts remains',
+        schema: z.object({
+          purged: z.literal(true),
+          anchor_id: z.string(),
+          deleted: z.object({ memories: z.number().int(), sessions: z.number().int() }),
+        }),
+      },
+      400: { description: 'purge=true missing', schema: ProblemObject },
+      404: { description: 'No such anchor', schema: ProblemObject },
+    },
+    handle: async ({ core, actor, params, query }) => {
+      if (query.purge !== true) {
+        throw new AppError('invalid_request', 'deleting an anchor erases it for good: add ?purge=true to confirm', [
+          { path: 'purge', message: 'must be true' },
+        ]);
+      }
+      const result = await purgeAnchor(core, actor, params.id);
+      return { status: 200, body: { purged: true, anchor_id: result.anchorId, deleted: result.deleted } };
     },
   }),
 ];

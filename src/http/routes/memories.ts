@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { memoryHistory } from '../../domain/audit.js';
-import { deleteMemory, getMemory, storeMemory } from '../../domain/memories.js';
+import { deleteMemory, getMemory } from '../../domain/memories.js';
+import { storeMemory } from '../../domain/store.js';
 import { recall } from '../../retrieval/recall.js';
 import { IdParams, RecallQuery, StoreMemoryBody } from '../../schemas/inputs.js';
 import {

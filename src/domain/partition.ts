@@ -1,0 +1,57 @@
+import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
+import type { Binding } from '../config.js';
+import type { Db } from '../db/connect.js';
+import type { Database } from '../db/schema.js';
+
+/**
+ * The unit within which memories reinforce, contradict and supersede each other (API.md §6): one
+ * agent's private memories; one anchor's anchored memories; one anchor's session memories across
+ * its sessions (one session's, for a session without anchor). Nothing in one partition ever changes
+ * a memory of another.
+ */
+export interface Partition {
+  tenantId: string;
+  binding: Exclude<Binding, 'canon'>;
+  agentId: string;
+  anchorId: string | null;
+  sessionId: string | null;
+}
+
+export function partitionKey(p: Partition): string {
+  switch (p.binding) {
+    case 'private':
+      return `${p.tenantId}/private/${p.agentId}`;
+    case 'anchored':
+      return `${p.tenantId}/anchored/${p.anchorId ?? ''}`;
+    case 'session':
+      return p.anchorId ? `${p.tenantId}/session-of/${p.anchorId}` : `${p.tenantId}/session/${p.sessionId ?? ''}`;
+  }
+}
+
+/**
+ * Serializes stores into one partition across connections and processes until the transaction
+ * ends, so two stores of the same fact reinforce once each instead of inserting twice.
+ */
+export async function lockPartition(trx: Db, p: Partition): Promise<void> {
+  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${partitionKey(p)}, 0))`.execute(trx);
+}
+
+type MemoryEb = ExpressionBuilder<Database & { m: Database['memories'] }, 'm'>;
+
+/** The partition's active memories, as SQL on memories `m`; session memories of expired sessions are gone. */
+export function inPartition(eb: MemoryEb, p: Partition, now: Date): Expression<SqlBool> {
+  const common = [eb('m.tenant_id', '=', p.tenantId), eb('m.status', '=', 'active'), eb('m.binding', '=', p.binding)];
+  switch (p.binding) {
+    case 'private':
+      return eb.and([...common, eb('m.agent_id', '=', p.agentId)]);
+    case 'anchored':
+      return eb.and([...common, eb('m.anchor_id', '=', p.anchorId)]);
+    case 'session':
+      return eb.and([
+        ...common,
+        p.anchorId ? eb('m.anchor_id', '=', p.anchorId) : eb('m.session_id', '=', p.sessionId),
+        sql<SqlBool>`NOT EXISTS (SELECT 1 FROM sessions s WHERE s.tenant_id = m.tenant_id
+          AND s.id = m.session_id AND s.expires_at <= ${now})`,
+      ]);
+  }
+}

@@ -1,0 +1,55 @@
+import { sql } from 'kysely';
+import { notFound } from '../errors.js';
+import { recordEvent } from './audit.js';
+import type { Actor, Core } from './core.js';
+import { isUuid } from './text.js';
+
+export interface PurgeResult {
+  anchorId: string;
+  deleted: { memories: number; sessions: number };
+}
+
+/**
+ * Erases a subject: its entity row, its memories of every binding (durable, and those of its
+ * sessions), its sessions, and every audit event that names any of them, in one transaction. What
+ * remains is one `anchor_purged` event with counts only; the anchor's random id stays on it so an
+ * operator can match the erasure to the request, while the external id, which callers often build
+ * from personal data, is gone.
+ */
+export async function purgeAnchor(core: Core, actor: Actor, anchorId: string): Promise<PurgeResult> {
+  if (!isUuid(anchorId)) throw notFound('anchor');
+  return core.db.transaction().execute(async (trx) => {
+    const anchor = await trx
+      .selectFrom('entities')
+      .select('id')
+      .where('tenant_id', '=', actor.tenantId)
+      .where('id', '=', anchorId)
+      .where('kind', '=', 'subject')
+      .forUpdate()
+      .executeTakeFirst();
+    if (!anchor) throw notFound('anchor');
+    const tenant = actor.tenantId;
+    const sessionIds = sql`(SELECT s.id FROM sessions s WHERE s.tenant_id = ${tenant} AND s.anchor_id = ${anchorId})`;
+    const memoryIds = sql`(SELECT m.id FROM memories m WHERE m.tenant_id = ${tenant}
+      AND (m.anchor_id = ${anchorId} OR m.session_id IN ${sessionIds}))`;
+    await sql`DELETE FROM audit_events WHERE tenant_id = ${tenant} AND (
+      anchor_id = ${anchorId} OR session_id IN ${sessionIds} OR memory_id IN ${memoryIds})`.execute(trx);
+    const memories = await sql`DELETE FROM memories WHERE tenant_id = ${tenant} AND id IN ${memoryIds}`.execute(trx);
+    const sessions = await trx
+      .deleteFrom('sessions')
+      .where('tenant_id', '=', tenant)
+      .where('anchor_id', '=', anchorId)
+      .executeTakeFirst();
+    await trx.deleteFrom('entities').where('tenant_id', '=', tenant).where('id', '=', anchorId).execute();
+    const deleted = {
+      memories: Number(memories.numAffectedRows ?? 0),
+      sessions: Number(sessions.numDeletedRows),
+    };
+    await recordEvent(trx, core, actor, {
+      action: 'anchor_purged',
+      anchorId,
+      changes: { memories: deleted.memories, sessions: deleted.sessions },
+    });
+    return { anchorId, deleted };
+  });
+}

@@ -1,0 +1,263 @@
+import type { Binding } from '../config.js';
+import type { Db } from '../db/connect.js';
+import { cosineDistance, vectorParam } from '../db/vector.js';
+import { AppError } from '../errors.js';
+import { identityText, nearDuplicateThreshold, sameValues } from '../beliefs/near-duplicate.js';
+import { findAnchorIdByExternalId, resolveAnchor, type AnchorRef } from './anchors.js';
+import { recordEvent } from './audit.js';
+import type { Actor, Core } from './core.js';
+import { findMemoryRow, toMemory, type Memory } from './memories.js';
+import { inPartition, lockPartition, type Partition } from './partition.js';
+import { resolveSession } from './sessions.js';
+import { contentKey, newId } from './text.js';
+
+export interface StoreInput {
+  agentId: string;
+  content: string;
+  anchor: AnchorRef;
+  sessionId?: string | undefined;
+  metadata?: Record<string, unknown> | undefined;
+  /** The vector of `content` (trimmed), when the caller embedded a batch at once; else embedded here. */
+  embedding?: Float32Array | undefined;
+}
+
+export type StoreOutcome = 'created' | 'reinforced' | 'promoted';
+
+export interface StoreResult {
+  memory: Memory;
+  outcome: StoreOutcome;
+  supersedes: string[];
+}
+
+/** How many of the partition's nearest memories are weighed as duplicates or contradictions. */
+const CANDIDATES = 8;
+/** API.md §6: a session memory reinforced this often for its anchor becomes durable. */
+const PROMOTE_AT = 3;
+
+const anchorNamed = (ref: AnchorRef): boolean => ref.anchorId !== undefined || ref.anchorExternalId !== undefined;
+
+/**
+ * API.md §4: an anchor makes the memory `anchored` (a session named too is kept as provenance);
+ * a session alone makes it `session`, owned by the session's anchor; neither makes it `private`.
+ * `create` off resolves without writing (an unknown external id then places nothing).
+ */
+async function place(db: Db, core: Core, actor: Actor, input: StoreInput, create: boolean): Promise<Partition | null> {
+  const tenantId = actor.tenantId;
+  // The session is checked before an anchor is created, so a refused store leaves nothing behind;
+  // a writing store holds it shared so that an end cannot slip in before the commit.
+  const session =
+    input.sessionId !== undefined
+      ? await resolveSession(db, tenantId, input.sessionId, input.anchor.anchorId, { mustBeActive: create })
+      : undefined;
+  const base = { tenantId, agentId: input.agentId };
+  if (anchorNamed(input.anchor)) {
+    const anchorId = create
+      ? await resolveAnchor(db, core, tenantId, input.anchor, true)
+      : (input.anchor.anchorId ?? (await findAnchorIdByExternalId(db, tenantId, input.anchor.anchorExternalId ?? '')));
+    if (!anchorId) return null;
+    if (session?.anchorId && session.anchorId !== anchorId) {
+      throw new AppError('conflict', 'the session belongs to another anchor than the one named');
+    }
+    return { ...base, binding: 'anchored', anchorId, sessionId: session?.sessionId ?? null };
+  }
+  if (session) return { ...base, binding: 'session', anchorId: session.anchorId, sessionId: session.sessionId };
+  return { ...base, binding: 'private', anchorId: null, sessionId: null };
+}
+
+interface Candidate {
+  id: string;
+  content: string;
+  distance: number;
+}
+
+async function nearest(db: Db, core: Core, p: Partition, embedding: Float32Array, now: Date): Promise<Candidate[]> {
+  const distance = cosineDistance(core.embedder.dimensions, embedding);
+  return db
+    .selectFrom('memories as m')
+    .select(['m.id', 'm.content', distance.as('distance')])
+    .where((eb) => inPartition(eb, p, now))
+    .orderBy(distance)
+    .limit(CANDIDATES)
+    .execute();
+}
+
+/**
+ * The store path of API.md §6: in one transaction, serialized per partition, find a duplicate and
+ * reinforce it (promoting a session memory on its third reinforcement), or insert and supersede
+ * what the new memory contradicts. Canon never comes here.
+ */
+export async function storeMemory(core: Core, actor: Actor, input: StoreInput): Promise<StoreResult> {
+  const content = input.content.trim();
+  // Embedding and judging are slow and need no lock: both happen before the transaction opens.
+  const [embedding] = input.embedding ? [input.embedding] : await core.embedder.embed([content]);
+  if (!embedding) throw new Error('embedder returned no vector');
+  const judged = await judgeContradictions(core, actor, input, content, embedding);
+
+  return core.db.transaction().execute(async (trx) => {
+    const partition = await place(trx, core, actor, input, true);
+    if (!partition) throw new Error('placement with create found no anchor');
+    await lockPartition(trx, partition);
+    const now = core.clock();
+    const candidates = await nearest(trx, core, partition, embedding, now);
+    const duplicate = await findDuplicate(core, content, candidates, judged);
+    if (duplicate) return reinforce(trx, core, actor, partition, duplicate.id, now);
+
+    const id = newId();
+    // Only what was judged before the lock and is still active here is superseded.
+    const supersedes = candidates.filter((c) => judged.get(c.id) === true).map((c) => c.id);
+    await trx
+      .insertInto('memories')
+      .values({
+        tenant_id: actor.tenantId,
+        id,
+        agent_id: input.agentId,
+        content,
+        content_key: contentKey(content),
+        binding: partition.binding,
+        anchor_id: partition.anchorId,
+        session_id: partition.sessionId,
+        confidence: core.config.initialConfidence,
+        decay_rate: core.config.decayPerDay[partition.binding],
+        superseded_by: null,
+        metadata: JSON.stringify(input.metadata ?? {}),
+        embedding: vectorParam(embedding),
+        embedder: core.embedder.id,
+        created_at: now,
+        updated_at: now,
+        last_reinforced_at: now,
+      })
+      .execute();
+    await recordEvent(trx, core, actor, {
+      action: 'created',
+      agentId: input.agentId,
+      memoryId: id,
+      anchorId: partition.anchorId,
+      sessionId: partition.sessionId,
+      changes: {
+        binding: partition.binding,
+        confidence: core.config.initialConfidence,
+        ...(supersedes.length > 0 ? { supersedes: supersedes.length } : {}),
+      },
+    });
+    for (const oldId of supersedes) await supersede(trx, core, actor, partition, oldId, id, now);
+    const row = await findMemoryRow(trx, actor.tenantId, id);
+    if (!row) throw new Error('memory vanished after insert');
+    return { memory: toMemory(row, now), outcome: 'created' as const, supersedes };
+  });
+}
+
+/** Verdicts for the partition's nearest memories as they stand before the lock: id → contradicted. */
+async function judgeContradictions(
+  core: Core,
+  actor: Actor,
+  input: StoreInput,
+  content: string,
+  embedding: Float32Array,
+): Promise<Map<string, boolean>> {
+  const partition = await place(core.db, core, actor, input, false);
+  if (!partition) return new Map();
+  const candidates = await nearest(core.db, core, partition, embedding, core.clock());
+  const others = candidates.filter((c) => identityText(c.content) !== identityText(content));
+  if (others.length === 0) return new Map();
+  const verdicts = await core.contradictions.contradicted(
+    content,
+    others.map((c) => c.content),
+  );
+  return new Map(others.map((c, i) => [c.id, verdicts[i]?.contradicts === true]));
+}
+
+/** The same text up to case and punctuation, or near-identical with the same values and no objection. */
+async function findDuplicate(
+  core: Core,
+  content: string,
+  candidates: Candidate[],
+  judged: Map<string, boolean>,
+): Promise<Candidate | undefined> {
+  const identity = identityText(content);
+  const exact = candidates.find((c) => identityText(c.content) === identity);
+  if (exact) return exact;
+  const threshold = nearDuplicateThreshold(core.embedder.id);
+  for (const c of candidates) {
+    if (1 - c.distance < threshold || !sameValues(content, c.content)) continue;
+    // A memory that arrived after judging gets its verdict now, so nothing skips the check.
+    const contradicted =
+      judged.get(c.id) ?? (await core.contradictions.contradicted(content, [c.content]))[0]?.contradicts;
+    if (!contradicted) return c;
+  }
+  return undefined;
+}
+
+async function reinforce(
+  trx: Db,
+  core: Core,
+  actor: Actor,
+  partition: Partition,
+  id: string,
+  now: Date,
+): Promise<StoreResult> {
+  const row = await findMemoryRow(trx, actor.tenantId, id);
+  if (!row) throw new Error('duplicate vanished under the partition lock');
+  const confidence = row.confidence + 0.15 * (1 - row.confidence);
+  const count = row.reinforcement_count + 1;
+  const promote = row.binding === 'session' && row.anchor_id !== null && count >= PROMOTE_AT;
+  const binding: Binding = promote ? 'anchored' : row.binding;
+  await trx
+    .updateTable('memories')
+    .set({
+      confidence,
+      reinforcement_count: count,
+      last_reinforced_at: now,
+      updated_at: now,
+      binding,
+      decay_rate: core.config.decayPerDay[binding],
+      // A session memory lives as long as the latest session that mentions it, so a reinforcement
+      // from a new session is not swept away with the old one.
+      ...(row.binding === 'session' && partition.sessionId ? { session_id: partition.sessionId } : {}),
+    })
+    .where('tenant_id', '=', actor.tenantId)
+    .where('id', '=', id)
+    .execute();
+  const event = { agentId: partition.agentId, memoryId: id, anchorId: row.anchor_id, sessionId: partition.sessionId };
+  await recordEvent(trx, core, actor, {
+    ...event,
+    action: 'reinforced',
+    changes: { confidence_before: row.confidence, confidence, reinforcement_count: count, binding: row.binding },
+  });
+  if (promote) {
+    await recordEvent(trx, core, actor, {
+      ...event,
+      action: 'promoted',
+      changes: { binding_before: 'session', binding: 'anchored', reinforcement_count: count },
+    });
+  }
+  const updated = await findMemoryRow(trx, actor.tenantId, id);
+  if (!updated) throw new Error('memory vanished after reinforcement');
+  return { memory: toMemory(updated, now), outcome: promote ? 'promoted' : 'reinforced', supersedes: [] };
+}
+
+async function supersede(
+  trx: Db,
+  core: Core,
+  actor: Actor,
+  partition: Partition,
+  oldId: string,
+  newId: string,
+  now: Date,
+): Promise<void> {
+  const old = await findMemoryRow(trx, actor.tenantId, oldId);
+  if (!old) return;
+  await trx
+    .updateTable('memories')
+    .set({ status: 'superseded', superseded_by: newId, updated_at: now })
+    .where('tenant_id', '=', actor.tenantId)
+    .where('id', '=', oldId)
+    .execute();
+  await recordEvent(trx, core, actor, {
+    action: 'superseded',
+    agentId: partition.agentId,
+    memoryId: oldId,
+    anchorId: old.anchor_id,
+    sessionId: old.session_id,
+    changes: { superseded_by: newId, binding: old.binding, confidence: old.confidence },
+  });
+}
