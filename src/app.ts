@@ -10,12 +10,14 @@ import type { AnyRoute } from './http/route.js';
 import { anchorRoutes } from './http/routes/anchors.js';
 import { auditRoutes } from './http/routes/audit.js';
 import { canonRoutes } from './http/routes/canon.js';
+import { conversationRoutes } from './http/routes/conversations.js';
 import { keyRoutes } from './http/routes/keys.js';
 import { memoryRoutes } from './http/routes/memories.js';
 import { opsRoutes } from './http/routes/ops.js';
 import { sessionRoutes } from './http/routes/sessions.js';
 import { setupRoutes } from './http/routes/setup.js';
 import { parseInput } from './http/validate.js';
+import { mountMcp } from './mcp/http.js';
 import { VERSION } from './version.js';
 
 /** The routes of API.md §5, in matching order (/v1/memories/recall before /v1/memories/{id}). */
@@ -23,6 +25,7 @@ export const API_ROUTES: readonly AnyRoute[] = [
   ...setupRoutes,
   ...keyRoutes,
   ...memoryRoutes,
+  ...conversationRoutes,
   ...anchorRoutes,
   ...sessionRoutes,
   ...canonRoutes,
@@ -132,6 +135,8 @@ export function createApp(core: Core): express.Express {
       else res.json(reply.body);
     });
   }
+
+  mountMcp(app, core, limiter);
 
   app.use((req: Request) => {
     throw new AppError('not_found', `no route ${req.method} ${req.path}`);

@@ -1,8 +1,8 @@
-import fs from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { Kysely, PGliteDialect, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import { lockDataDir } from './data-dir-lock.js';
 import type { Database } from './schema.js';
 
 export type Db = Kysely<Database>;
@@ -27,14 +27,26 @@ export function openPostgres(url: string, poolSize: number): Promise<DbHandle> {
 
 export async function openPglite(dataDir: string): Promise<DbHandle> {
   const inMemory = dataDir === ':memory:';
-  if (!inMemory) fs.mkdirSync(dataDir, { recursive: true });
-  const pglite = await PGlite.create(inMemory ? undefined : dataDir, { extensions: { vector } });
+  const unlock = inMemory ? () => undefined : lockDataDir(dataDir);
+  let pglite: PGlite;
+  try {
+    pglite = await PGlite.create(inMemory ? undefined : dataDir, { extensions: { vector } });
+  } catch (error) {
+    unlock();
+    throw error;
+  }
   const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite }) });
   return {
     db,
     engine: 'pglite',
-    // Kysely's destroy closes the PGlite instance it was given.
-    close: () => db.destroy(),
+    // Kysely's destroy closes the PGlite instance it was given; the folder is free once it has.
+    close: async () => {
+      try {
+        await db.destroy();
+      } finally {
+        unlock();
+      }
+    },
   };
 }
 

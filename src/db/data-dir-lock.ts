@@ -1,0 +1,64 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { AppError } from '../errors.js';
+
+const LOCK_FILE = 'agent-memory.lock';
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: the process exists but belongs to someone else.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function readPid(file: string): number | undefined {
+  try {
+    const pid = Number.parseInt(fs.readFileSync(file, 'utf8').trim(), 10);
+    return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The embedded database has no locking of its own, and two processes opening one data folder
+ * corrupt it (the second one's writes break the first one's catalog). MCP clients start a server
+ * per session, and `serve` and `mcp` share the default folder, so a second process on one folder is
+ * likely: every opener takes this lock and a second one refuses to start instead. Returns the
+ * release function; the lock is also released when the process exits.
+ */
+export function lockDataDir(dataDir: string): () => void {
+  fs.mkdirSync(dataDir, { recursive: true });
+  const file = path.join(dataDir, LOCK_FILE);
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      fs.writeFileSync(file, `${process.pid}\n`, { flag: 'wx' });
+      let released = false;
+      const release = () => {
+        if (released) return;
+        released = true;
+        process.off('exit', release);
+        if (readPid(file) === process.pid) fs.rmSync(file, { force: true });
+      };
+      process.on('exit', release);
+      return release;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const owner = readPid(file);
+      if (owner !== undefined && owner !== process.pid && isRunning(owner)) {
+        throw new AppError(
+          'unavailable',
+          `the embedded database in ${dataDir} is in use by process ${owner}, and two processes would ` +
+            'corrupt it. For several clients at once, run `agent-memory serve` and connect them over HTTP ' +
+            `(/mcp), or give each its own DATA_DIR. If no such process runs, delete ${file}.`,
+        );
+      }
+      // Left behind by a process that died without cleaning up.
+      fs.rmSync(file, { force: true });
+    }
+  }
+  throw new AppError('unavailable', `could not lock ${dataDir}; another process keeps taking it`);
+}

@@ -1,0 +1,53 @@
+import type { Db } from '../db/connect.js';
+import type { Core } from './core.js';
+import { MEMORY_COLUMNS, memoriesWithAnchor, toMemory, type Memory } from './memories.js';
+import { getSession, type Session } from './sessions.js';
+
+/**
+ * A session with the memories stored in it, oldest first: its short-term (`session`) memories and
+ * the anchored ones that name it as provenance. Private memories never carry a session.
+ */
+export async function sessionWithMemories(
+  core: Core,
+  tenantId: string,
+  sessionId: string,
+  options: { limit: number },
+): Promise<{ session: Session; memories: Memory[]; more: boolean }> {
+  const session = await getSession(core.db, tenantId, sessionId);
+  const now = core.clock();
+  const rows = await memoriesWithAnchor(core.db)
+    .select(MEMORY_COLUMNS)
+    .where('m.tenant_id', '=', tenantId)
+    .where('m.session_id', '=', session.id)
+    .orderBy('m.created_at')
+    .orderBy('m.id')
+    .limit(options.limit + 1)
+    .execute();
+  return {
+    session,
+    memories: rows.slice(0, options.limit).map((r) => toMemory(r, now)),
+    more: rows.length > options.limit,
+  };
+}
+
+export interface SessionSummary {
+  id: string;
+  agent_id: string;
+  anchor_external_id: string | null;
+  status: 'active' | 'ended';
+  started_at: string;
+}
+
+/** The tenant's most recently started sessions, newest first. */
+export async function recentSessions(db: Db, tenantId: string, limit: number): Promise<SessionSummary[]> {
+  const rows = await db
+    .selectFrom('sessions as s')
+    .leftJoin('entities as e', (j) => j.onRef('e.tenant_id', '=', 's.tenant_id').onRef('e.id', '=', 's.anchor_id'))
+    .select(['s.id', 's.agent_id', 'e.external_id as anchor_external_id', 's.status', 's.started_at'])
+    .where('s.tenant_id', '=', tenantId)
+    .orderBy('s.started_at', 'desc')
+    .orderBy('s.id', 'desc')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({ ...r, started_at: r.started_at.toISOString() }));
+}

@@ -1,0 +1,67 @@
+import { hostHeaderValidation } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { Express, NextFunction, Request, Response } from 'express';
+import type { Core } from '../domain/core.js';
+import { AppError } from '../errors.js';
+import { authorize } from '../http/auth.js';
+import type { RateLimiter } from '../http/rate-limit.js';
+import { agentId as agentIdField } from '../schemas/fields.js';
+import { createMcpServer } from './server.js';
+
+export const MCP_PATH = '/mcp';
+
+/** Always accepted: a browser page can only reach these through DNS rebinding, which this stops. */
+const LOCAL_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
+
+function agentIdHeader(req: Request): string | undefined {
+  const raw = req.get('x-agent-id');
+  if (raw === undefined) return undefined;
+  const parsed = agentIdField.safeParse(raw);
+  if (!parsed.success) {
+    throw new AppError('invalid_request', 'the X-Agent-Id header must be 1 to 200 characters', [
+      { path: 'X-Agent-Id', message: 'must be 1 to 200 characters' },
+    ]);
+  }
+  return parsed.data;
+}
+
+const label = (_req: Request, res: Response, next: NextFunction): void => {
+  res.locals.route = MCP_PATH;
+  next();
+};
+
+/** Stateless mode keeps no stream to resume or session to delete, as in the SDK's examples. */
+const methodNotAllowed = (_req: Request, res: Response): void => {
+  res
+    .status(405)
+    .set('Allow', 'POST')
+    .json({
+      jsonrpc: '2.0',
+      error: { code: -32000, message: 'Method not allowed: send JSON-RPC with POST.' },
+      id: null,
+    });
+};
+
+/**
+ * MCP over Streamable HTTP at /mcp, stateless: each POST authenticates its bearer key (the REST
+ * keys; each tool then checks its scope), builds a server for that caller and answers with JSON.
+ * Failures before the transport (401, 429, 400) are the REST problem documents of app.ts.
+ */
+export function mountMcp(app: Express, core: Core, limiter: RateLimiter): void {
+  const hosts = hostHeaderValidation([...LOCAL_HOSTS, ...core.config.mcpAllowedHosts]);
+
+  app.post(MCP_PATH, label, hosts, async (req: Request, res: Response) => {
+    const actor = await authorize(core, req, 'any');
+    limiter.take(`key:${actor.keyId ?? ''}`);
+    const server = createMcpServer(core, { actor, agentId: agentIdHeader(req) });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res, req.body);
+  });
+  app.get(MCP_PATH, label, hosts, methodNotAllowed);
+  app.delete(MCP_PATH, label, hosts, methodNotAllowed);
+}

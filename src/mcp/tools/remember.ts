@@ -1,0 +1,62 @@
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { storeMemory } from '../../domain/store.js';
+import { assertContentLimit } from '../../http/validate.js';
+import { content, metadata } from '../../schemas/fields.js';
+import { StoredMemoryObject } from '../../schemas/objects.js';
+import { runTool, type ToolContext } from '../context.js';
+import { agentIdArg, sessionIdArg, subjectArg } from './fields.js';
+
+const DESCRIPTION = `Store one fact worth keeping beyond this conversation: a preference, a decision, a correction, a standing instruction, a commitment.
+- With \`subject\` the fact is about that person, customer, project or case, and is recalled only for it.
+- With only \`session_id\` (from start_session) it is a short-term note of the current conversation.
+- With neither it is private to you (this agent).
+Write one self-contained statement per call ("Prefers email over phone", not "yes, that one"). Storing the same fact again reinforces it instead of duplicating it; a fact that contradicts an older one about the same thing supersedes it.`;
+
+export function registerRemember(server: McpServer, ctx: ToolContext): void {
+  server.registerTool(
+    'remember',
+    {
+      title: 'Remember a fact',
+      description: DESCRIPTION,
+      inputSchema: {
+        content: content.describe('The fact, as one self-contained statement'),
+        subject: subjectArg.optional(),
+        session_id: sessionIdArg.optional(),
+        metadata: metadata.optional(),
+        agent_id: agentIdArg.optional(),
+      },
+      outputSchema: StoredMemoryObject,
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    },
+    (args) =>
+      runTool(ctx, { name: 'remember', scope: 'write', output: StoredMemoryObject }, async () => {
+        assertContentLimit(args.content, ctx.core.config.contentLimitChars);
+        const result = await storeMemory(ctx.core, ctx.actor, {
+          agentId: ctx.agentId(args.agent_id),
+          content: args.content,
+          anchor: { anchorExternalId: args.subject },
+          sessionId: args.session_id,
+          metadata: args.metadata,
+        });
+        const { memory, outcome, supersedes } = result;
+        const where =
+          memory.binding === 'anchored'
+            ? `about subject "${memory.anchor_external_id ?? ''}"`
+            : memory.binding === 'session'
+              ? `in session ${memory.session_id ?? ''} (short-term)`
+              : 'as a private memory of this agent';
+        const what =
+          outcome === 'created'
+            ? `Remembered ${where}.`
+            : outcome === 'promoted'
+              ? `Already known: reinforced and promoted to a durable memory ${where}.`
+              : `Already known ${where}: reinforced it (confidence ${memory.confidence.toFixed(2)}).`;
+        const replaced =
+          supersedes.length > 0 ? ` It supersedes ${supersedes.length} older conflicting memory(ies).` : '';
+        return {
+          data: { ...memory, outcome, ...(supersedes.length > 0 ? { supersedes } : {}) },
+          text: `${what}${replaced} id: ${memory.id}`,
+        };
+      }),
+  );
+}

@@ -1,0 +1,123 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { Core, Scope } from '../../src/domain/core.js';
+import { authenticate } from '../../src/domain/keys.js';
+import type { McpIdentity } from '../../src/mcp/context.js';
+import { createMcpServer } from '../../src/mcp/server.js';
+import { newKey, type Tenant, type TestApi } from '../helpers/harness.js';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** The current source, not a possibly stale dist/: `node --import tsx src/cli/main.ts <command>`. */
+export const CLI = [process.execPath, '--import', 'tsx', path.join(ROOT, 'src/cli/main.ts')] as const;
+
+/** Parsed JSON of a tool result or resource: the tests assert on its shape. */
+export type Json = ReturnType<typeof JSON.parse>;
+
+export interface Connected {
+  client: Client;
+  close: () => Promise<void>;
+}
+
+/** An SDK client talking to createMcpServer in this process, over a linked in-memory pair. */
+export async function inProcessClient(
+  core: Core,
+  identity: McpIdentity,
+  clientName = 'test-client',
+): Promise<Connected> {
+  const server = createMcpServer(core, identity);
+  const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverTransport);
+  const client = new Client({ name: clientName, version: '1.0.0' });
+  await client.connect(clientTransport);
+  return {
+    client,
+    close: async () => {
+      await client.close();
+      await server.close();
+    },
+  };
+}
+
+/** The actor behind a key of the tenant with these scopes, resolved the way /mcp resolves it. */
+export async function identityWithScopes(
+  api: TestApi,
+  tenant: Tenant,
+  scopes: Scope[],
+  agentId?: string,
+): Promise<McpIdentity> {
+  const key = await newKey(api, tenant, scopes);
+  const actor = await authenticate(api.core, key.auth.Authorization.replace(/^Bearer /, ''));
+  if (!actor) throw new Error('the new key does not authenticate');
+  return { actor, agentId };
+}
+
+export interface ToolResult {
+  isError?: boolean;
+  content: { type: string; text?: string }[];
+  structuredContent?: Record<string, Json>;
+}
+
+export async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<ToolResult> {
+  return (await client.callTool({ name, arguments: args })) as ToolResult;
+}
+
+/** A tool call that must succeed; returns its structured content. */
+export async function ok(client: Client, name: string, args: Record<string, unknown> = {}): Promise<Json> {
+  const result = await call(client, name, args);
+  if (result.isError) throw new Error(`${name} failed: ${JSON.stringify(result.content)}`);
+  if (!result.structuredContent) throw new Error(`${name} returned no structuredContent`);
+  return result.structuredContent;
+}
+
+export const text = (result: ToolResult): string => result.content.map((c) => c.text ?? '').join('\n');
+
+/** A resource read, parsed from its one JSON content. */
+export async function readJson(client: Client, uri: string): Promise<Json> {
+  const result = await client.readResource({ uri });
+  const [first] = result.contents;
+  if (!first || !('text' in first)) throw new Error(`no text content at ${uri}`);
+  return JSON.parse(first.text);
+}
+
+export function tempDir(prefix: string): { dir: string; remove(): void } {
+  const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** The environment of a spawned CLI: only what it needs, so the developer's own settings stay out. */
+export function childEnv(extra: Record<string, string>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of ['PATH', 'HOME', 'TMPDIR', 'SYSTEMROOT']) {
+    const value = process.env[name];
+    if (value !== undefined) env[name] = value;
+  }
+  return { ...env, EMBEDDER: 'hash', LOG_LEVEL: 'info', ...extra };
+}
+
+/** Resolves with the exit code once the child has exited. */
+export function exited(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+}
+
+export function spawnCli(args: string[], env: Record<string, string>): ChildProcess {
+  return spawn(CLI[0], [...CLI.slice(1), ...args], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
+}
