@@ -154,7 +154,8 @@ export async function recall(core: Core, actor: Actor, input: RecallInput): Prom
       agentId: input.agentId,
       // A session of a subject brings that subject's durable memories along, unless an anchor was named.
       anchorId: anchorNamed ? (named ?? null) : (session?.anchorId ?? null),
-      sessionId: session?.sessionId ?? null,
+      // An expired session's memories are gone even before the sweeper deletes them.
+      sessionId: session && !(session.expiresAt && session.expiresAt <= now) ? session.sessionId : null,
       includeSuperseded: input.includeSuperseded,
     };
     const depth = candidateDepth(input.limit);
