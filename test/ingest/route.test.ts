@@ -198,9 +198,9 @@ describe(`POST /v1/agents/{id}/conversations/ingest on ${engine}`, () => {
     const calls: number[] = [];
     const counting: Embedder = {
       ...base.embedder,
-      embed: (texts, options) => {
-        calls.push(texts.length);
-        return base.embedder.embed(texts, options);
+      embed: (...args: Parameters<Embedder['embed']>) => {
+        calls.push(args[0].length);
+        return base.embedder.embed(...args);
       },
     };
     const core: Core = { ...base, embedder: counting };
