@@ -25,7 +25,8 @@ call() {
 }
 field() { node -e 'let v=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));for(const k of process.argv[2].split("."))v=v[k];process.stdout.write(String(v))' "$body" "$1"; }
 
-for _ in $(seq 1 120); do
+# A first start initializes the embedded database and loads the model: allow two minutes.
+for _ in $(seq 1 240); do
   curl -sf -o /dev/null "$B/readyz" && break
   sleep 0.5
 done
@@ -85,6 +86,13 @@ call 404 GET /v1/memories/not-a-uuid -H "$AGENT"
 call 404 GET /v1/no-such-route -H "$AGENT"
 
 call 200 GET /v1/audit -H "$ADMIN"
+call 200 POST /v1/agents/bot/conversations/ingest -H "$AGENT" -H "$JSON" \
+  -d '{"anchor_external_id":"customer-42","conversation_id":"c1","messages":[{"id":"m1","role":"user","content":"I live in Lisbon and I prefer phone calls."}]}'
+call 200 POST /v1/agents/bot/conversations/ingest -H "$AGENT" -H "$JSON" \
+  -d '{"anchor_external_id":"customer-42","conversation_id":"c1","messages":[{"id":"m1","role":"user","content":"I live in Lisbon and I prefer phone calls."}]}'
+call 400 DELETE "/v1/anchors/$ANCHOR" -H "$ADMIN"
+call 200 DELETE "/v1/anchors/$ANCHOR?purge=true" -H "$ADMIN"
+call 404 GET "/v1/anchors/$ANCHOR" -H "$AGENT"
 call 204 DELETE "/v1/memories/$PRIVATE" -H "$AGENT"
 call 404 GET "/v1/memories/$PRIVATE" -H "$AGENT"
 call 204 DELETE "/v1/canon/$CANON" -H "$ADMIN"
