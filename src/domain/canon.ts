@@ -1,7 +1,7 @@
 import type { Db } from '../db/connect.js';
-import { vectorParam } from '../db/vector.js';
 import { AppError, isUniqueViolation, notFound } from '../errors.js';
 import { recordEvent } from './audit.js';
+import { insertMemory } from './memories.js';
 import type { Actor, Core } from './core.js';
 import { decodeTimeIdCursor, toPage, type Page } from './pagination.js';
 import { contentKey, isUuid, newId } from './text.js';
@@ -60,28 +60,20 @@ export async function writeCanon(
     return await core.db.transaction().execute(async (trx) => {
       const now = core.clock();
       const id = newId();
-      await trx
-        .insertInto('memories')
-        .values({
-          tenant_id: actor.tenantId,
-          id,
-          agent_id: input.agentId,
-          content: key,
-          content_key: key,
-          binding: 'canon',
-          anchor_id: null,
-          session_id: null,
-          confidence: 1,
-          decay_rate: core.config.decayPerDay.canon,
-          superseded_by: null,
-          metadata: JSON.stringify(input.metadata ?? {}),
-          embedding: vectorParam(embedding),
-          embedder: core.embedder.id,
-          created_at: now,
-          updated_at: now,
-          last_reinforced_at: now,
-        })
-        .execute();
+      // Stored as its normalized form, so the unique index and later writes see one text.
+      await insertMemory(trx, core, {
+        tenantId: actor.tenantId,
+        id,
+        agentId: input.agentId,
+        content: key,
+        binding: 'canon',
+        anchorId: null,
+        sessionId: null,
+        confidence: 1,
+        metadata: input.metadata,
+        embedding,
+        now,
+      });
       await recordEvent(trx, core, actor, {
         action: 'canon_written',
         agentId: input.agentId,

@@ -1,11 +1,12 @@
 import { sql } from 'kysely';
 import type { Binding } from '../config.js';
 import type { Db } from '../db/connect.js';
+import { vectorParam } from '../db/vector.js';
 import { AppError, notFound } from '../errors.js';
 import { recordEvent } from './audit.js';
 import type { Actor, Core } from './core.js';
 import { effectiveConfidence } from './decay.js';
-import { isUuid } from './text.js';
+import { contentKey, isUuid } from './text.js';
 
 export interface Memory {
   id: string;
@@ -105,6 +106,46 @@ export async function getMemory(core: Core, tenantId: string, id: string): Promi
   const row = await findMemoryRow(core.db, tenantId, id);
   if (!row) throw notFound('memory');
   return toMemory(row, core.clock());
+}
+
+export interface NewMemory {
+  tenantId: string;
+  id: string;
+  agentId: string;
+  content: string;
+  binding: Binding;
+  anchorId: string | null;
+  sessionId: string | null;
+  confidence: number;
+  metadata: Record<string, unknown> | undefined;
+  embedding: Float32Array;
+  now: Date;
+}
+
+/** The one insert of a memory row, canon included: the decay rate follows the binding. */
+export async function insertMemory(trx: Db, core: Core, m: NewMemory): Promise<void> {
+  await trx
+    .insertInto('memories')
+    .values({
+      tenant_id: m.tenantId,
+      id: m.id,
+      agent_id: m.agentId,
+      content: m.content,
+      content_key: contentKey(m.content),
+      binding: m.binding,
+      anchor_id: m.anchorId,
+      session_id: m.sessionId,
+      confidence: m.confidence,
+      decay_rate: core.config.decayPerDay[m.binding],
+      superseded_by: null,
+      metadata: JSON.stringify(m.metadata ?? {}),
+      embedding: vectorParam(m.embedding),
+      embedder: core.embedder.id,
+      created_at: m.now,
+      updated_at: m.now,
+      last_reinforced_at: m.now,
+    })
+    .execute();
 }
 
 /** Hard delete. Canon has its own door (admin scope), so this one refuses it. */

@@ -1,15 +1,15 @@
 import type { Binding } from '../config.js';
 import type { Db } from '../db/connect.js';
-import { cosineDistance, vectorParam } from '../db/vector.js';
+import { cosineDistance } from '../db/vector.js';
 import { AppError } from '../errors.js';
 import { identityText, nearDuplicateThreshold, sameValues } from '../beliefs/near-duplicate.js';
 import { findAnchorIdByExternalId, resolveAnchor, type AnchorRef } from './anchors.js';
 import { recordEvent } from './audit.js';
 import type { Actor, Core } from './core.js';
-import { findMemoryRow, toMemory, type Memory } from './memories.js';
+import { findMemoryRow, insertMemory, toMemory, type Memory } from './memories.js';
 import { inPartition, lockPartition, type Partition } from './partition.js';
 import { resolveSession } from './sessions.js';
-import { contentKey, newId } from './text.js';
+import { newId } from './text.js';
 
 export interface StoreInput {
   agentId: string;
@@ -105,28 +105,19 @@ export async function storeMemory(core: Core, actor: Actor, input: StoreInput): 
     const id = newId();
     // Only what was judged before the lock and is still active here is superseded.
     const supersedes = candidates.filter((c) => judged.get(c.id) === true).map((c) => c.id);
-    await trx
-      .insertInto('memories')
-      .values({
-        tenant_id: actor.tenantId,
-        id,
-        agent_id: input.agentId,
-        content,
-        content_key: contentKey(content),
-        binding: partition.binding,
-        anchor_id: partition.anchorId,
-        session_id: partition.sessionId,
-        confidence: core.config.initialConfidence,
-        decay_rate: core.config.decayPerDay[partition.binding],
-        superseded_by: null,
-        metadata: JSON.stringify(input.metadata ?? {}),
-        embedding: vectorParam(embedding),
-        embedder: core.embedder.id,
-        created_at: now,
-        updated_at: now,
-        last_reinforced_at: now,
-      })
-      .execute();
+    await insertMemory(trx, core, {
+      tenantId: actor.tenantId,
+      id,
+      agentId: input.agentId,
+      content,
+      binding: partition.binding,
+      anchorId: partition.anchorId,
+      sessionId: partition.sessionId,
+      confidence: core.config.initialConfidence,
+      metadata: input.metadata,
+      embedding,
+      now,
+    });
     await recordEvent(trx, core, actor, {
       action: 'created',
       agentId: input.agentId,
