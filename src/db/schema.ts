@@ -69,6 +69,8 @@ export interface MemoriesTable {
   created_at: Timestamp;
   updated_at: Timestamp;
   last_reinforced_at: Timestamp;
+  /** Store order (migration 0004): orders a session's memories for recall's neighbour context. */
+  seq: ColumnType<number, never, never>;
 }
 
 export interface AuditEventsTable {

@@ -30,10 +30,24 @@ export function embeddingColumn(dimensions: number): RawBuilder<unknown> {
   return sql`(m.embedding::vector(${sql.lit(d)}))`;
 }
 
+/**
+ * A query vector as a typed SQL value. Turning the text form into a vector costs about 2 ms for 512
+ * dimensions on the embedded database, so a statement that needs it more than once computes it
+ * once (in a CTE) and refers to that.
+ */
+export function queryVector(dimensions: number, query: Float32Array): RawBuilder<string> {
+  const d = checkDimensions(dimensions);
+  return sql<string>`${toVectorLiteral(query)}::vector(${sql.lit(d)})`;
+}
+
+/** Cosine distance (0 = same direction, 2 = opposite) between stored embeddings and a vector-valued expression. */
+export function cosineDistanceTo(dimensions: number, vector: RawBuilder<string>): RawBuilder<number> {
+  return sql<number>`(${embeddingColumn(dimensions)} <=> ${vector})`;
+}
+
 /** Cosine distance (0 = same direction, 2 = opposite) between stored embeddings and a query. */
 export function cosineDistance(dimensions: number, query: Float32Array): RawBuilder<number> {
-  const d = checkDimensions(dimensions);
-  return sql<number>`(${embeddingColumn(d)} <=> ${toVectorLiteral(query)}::vector(${sql.lit(d)}))`;
+  return cosineDistanceTo(dimensions, queryVector(dimensions, query));
 }
 
 export function vectorParam(v: Float32Array): RawBuilder<string> {
@@ -48,6 +62,23 @@ export async function ensureVectorIndex(db: Db, dimensions: number): Promise<voi
         `USING hnsw ((embedding::vector(${d})) vector_cosine_ops)`,
     )
     .execute(db);
+}
+
+/** The dimensions of the HNSW indexes that exist (one per embedder size the deployment has used). */
+export async function vectorIndexDimensions(db: Db): Promise<number[]> {
+  const rows = await sql<{ indexname: string }>`
+    SELECT indexname FROM pg_indexes
+    WHERE tablename = 'memories' AND indexname LIKE 'memories_embedding_hnsw_%'`.execute(db);
+  return rows.rows.map((r) => Number(r.indexname.slice('memories_embedding_hnsw_'.length))).filter(Number.isInteger);
+}
+
+/**
+ * Drops the HNSW index of one vector size. Before vectors of another size are written: the index
+ * casts every stored vector to its own size, and a row of another size would fail that cast.
+ */
+export async function dropVectorIndex(db: Db, dimensions: number): Promise<void> {
+  const d = checkDimensions(dimensions);
+  await sql.raw(`DROP INDEX IF EXISTS memories_embedding_hnsw_${d}`).execute(db);
 }
 
 /**

@@ -5,8 +5,19 @@
 export interface Embedder {
   readonly id: string;
   readonly dimensions: number;
-  /** One unit-length vector per text, in the order given. */
-  embed(texts: readonly string[]): Promise<Float32Array[]>;
+  /**
+   * One unit-length vector per text, in the order given. Texts are stored documents unless
+   * `options.kind` says they are search queries: some models (Voyage) embed the two differently, and
+   * the others ignore the option.
+   */
+  embed(texts: readonly string[], options?: EmbedOptions): Promise<Float32Array[]>;
   /** Releases workers and sockets; the embedder is unusable afterwards. */
   close(): Promise<void>;
+}
+
+export type EmbedKind = 'document' | 'query';
+
+export interface EmbedOptions {
+  /** Default 'document'. */
+  kind?: EmbedKind;
 }

@@ -1,13 +1,31 @@
 import type { Binding } from '../config.js';
 
 /**
- * How candidates become a ranking. Min-max normalized score fusion of the two sides beats
- * reciprocal rank fusion when the dense side is weak (DESIGN §3), and the dense part breaks the
- * heavy ties of ts_rank_cd.
+ * How candidates become a ranking. Each number was measured on the LoCoMo dev conversations
+ * (recall@10 of the evidence turns; README, Benchmarks) and sits in the middle of a plateau rather
+ * than on a peak: halving or doubling any one of them moves the figure by about a point.
+ *
+ * Min-max normalized score fusion beats reciprocal rank fusion when the dense side is weak
+ * (DESIGN §3). The lexical side is BM25 over the caller's scope (src/db/fulltext.ts).
  */
 export const FUSION = {
   semanticWeight: 0.5,
   lexicalWeight: 0.5,
+  /** BM25 parameters, the usual ones. */
+  bm25: { k1: 1.2, b: 0.75 },
+  /**
+   * Share of the lexical score of the memory stored just before it, in the same session, that a
+   * memory adds to its own: a reply ("Yes, for four years now") holds the answer while the turn before
+   * it holds the words of the question ("How long have you known them?").
+   */
+  previousLexicalShare: 0.5,
+  /** Share of the better similarity of its two session neighbours that a memory adds to its own. */
+  neighbourSemanticShare: 0.25,
+  /**
+   * When the query names a speaker of the candidates, memories said by someone else lose this share
+   * of their relevance (src/retrieval/speakers.ts). Memories without a speaker are left alone.
+   */
+  otherSpeakerPenalty: 0.3,
   /** Share of the score that effective confidence can take away: 0.5 halves a memory at confidence 0. */
   confidenceInfluence: 0.5,
   /** Session and anchored memories get up to this much extra when just reinforced, fading by half-life. */
@@ -18,8 +36,14 @@ export const FUSION = {
 export interface Candidate {
   /** Cosine distance to the query, 0..2. */
   distance: number;
-  /** ts_rank_cd against the OR-query; 0 when no term matched. */
-  lexicalRank: number;
+  /** Cosine distances of the memories stored just before and after it in its session (0 to 2 of them). */
+  neighbourDistances: readonly number[];
+  /** BM25 against the query; 0 when no term matched. */
+  lexical: number;
+  /** BM25 of the memory stored just before it in its session; 0 when none or no term matched. */
+  previousLexical: number;
+  /** The query names a speaker of the candidates, and this memory was said by another. */
+  otherSpeaker: boolean;
   binding: Binding;
   effectiveConfidence: number;
   lastReinforcedAt: Date;
@@ -46,19 +70,38 @@ export function recencyFactor(binding: Binding, lastReinforcedAt: Date, now: Dat
   return 1 + FUSION.recencyBoost * Math.pow(0.5, days / FUSION.recencyHalfLifeDays);
 }
 
-/** Scores one candidate set; normalization is over the set, so score sets from one call compare. */
+const similarity = (distance: number): number => Math.max(0, 1 - distance);
+
+/** A memory's similarity to the query with a share of its better session neighbour's. */
+export function contextualSimilarity(c: Pick<Candidate, 'distance' | 'neighbourDistances'>): number {
+  const neighbour = Math.max(0, ...c.neighbourDistances.map(similarity));
+  return similarity(c.distance) + FUSION.neighbourSemanticShare * neighbour;
+}
+
+/** A memory's BM25 with a share of the one stored before it in its session. */
+export function contextualLexical(c: Pick<Candidate, 'lexical' | 'previousLexical'>): number {
+  return c.lexical + FUSION.previousLexicalShare * c.previousLexical;
+}
+
+/**
+ * Scores one candidate set; normalization is over the set, so score sets from one call compare.
+ * `semantic` and `lexical` in the details are the normalized parts after the speaker penalty, so that
+ * score = (semanticWeight × semantic + lexicalWeight × lexical) × confidence weight × recency.
+ */
 export function fuse<T>(items: readonly T[], view: (item: T) => Candidate, now: Date): Scored<T>[] {
   const candidates = items.map(view);
-  const similarities = candidates.map((c) => Math.max(0, 1 - c.distance));
+  const similarities = candidates.map(contextualSimilarity);
+  const lexicals = candidates.map(contextualLexical);
   const minSim = Math.min(...similarities);
   const maxSim = Math.max(...similarities);
-  const maxLex = Math.max(0, ...candidates.map((c) => c.lexicalRank));
+  const maxLex = Math.max(0, ...lexicals);
   return items.map((item, i) => {
     const c = candidates[i] as Candidate;
     const sim = similarities[i] as number;
+    const speaker = c.otherSpeaker ? 1 - FUSION.otherSpeakerPenalty : 1;
     // A set whose similarities are all equal carries no semantic ordering: everyone gets full marks.
-    const semantic = maxSim > minSim ? (sim - minSim) / (maxSim - minSim) : 1;
-    const lexical = maxLex > 0 ? c.lexicalRank / maxLex : 0;
+    const semantic = (maxSim > minSim ? (sim - minSim) / (maxSim - minSim) : 1) * speaker;
+    const lexical = (maxLex > 0 ? (lexicals[i] as number) / maxLex : 0) * speaker;
     const relevance = FUSION.semanticWeight * semantic + FUSION.lexicalWeight * lexical;
     const confidence = c.effectiveConfidence;
     const recency = recencyFactor(c.binding, c.lastReinforcedAt, now);

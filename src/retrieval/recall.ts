@@ -1,6 +1,6 @@
 import { type ExpressionBuilder, type Expression, type SqlBool } from 'kysely';
 import type { Db } from '../db/connect.js';
-import { anyTermQuery, lexicalMatch, lexicalRank } from '../db/fulltext.js';
+import { recallCandidates, type CandidateRow } from '../db/candidates.js';
 import type { Database } from '../db/schema.js';
 import { cosineDistance, enableIterativeScan } from '../db/vector.js';
 import { resolveAnchor, type AnchorRef } from '../domain/anchors.js';
@@ -9,7 +9,8 @@ import { MEMORY_COLUMNS, memoriesWithAnchor, toMemory, type Memory, type MemoryR
 import { resolveSession } from '../domain/sessions.js';
 import { effectiveConfidence } from '../domain/decay.js';
 import { AppError } from '../errors.js';
-import { fuse, type ScoreDetails } from './fusion.js';
+import { FUSION, fuse, type ScoreDetails } from './fusion.js';
+import { namedSpeakers, SPEAKER_HEAD_CHARS, speakerKey, speakerOf } from './speakers.js';
 
 export interface RecallInput {
   agentId: string;
@@ -33,10 +34,11 @@ export interface RecallScope {
   includeSuperseded: boolean;
 }
 
+type Part = 'subject' | 'canon';
 type MemoryEb = ExpressionBuilder<Database & { m: Database['memories'] }, 'm'>;
 
 /** The visibility rule of API.md §5, as SQL: never another agent's private memory, anchor or tenant. */
-export function scopeFilter(eb: MemoryEb, scope: RecallScope, part: 'subject' | 'canon'): Expression<SqlBool> {
+export function scopeFilter(eb: MemoryEb, scope: RecallScope, part: Part): Expression<SqlBool> {
   const visible =
     part === 'canon'
       ? [eb('m.binding', '=', 'canon')]
@@ -56,27 +58,25 @@ export function scopeFilter(eb: MemoryEb, scope: RecallScope, part: 'subject' | 
   ]);
 }
 
-interface CandidateRow extends MemoryRow {
-  distance: number;
-  lexical_rank: number;
-}
-
 /** The vector side's SQL: ordered by cosine distance, so HNSW can serve it. Exported for EXPLAIN in tests. */
 export function nearestQuery(
   trx: Db,
   dimensions: number,
   scope: RecallScope,
-  part: 'subject' | 'canon',
+  part: Part,
   query: Float32Array,
   depth: number,
 ) {
   const distance = cosineDistance(dimensions, query);
-  return trx
-    .selectFrom('memories as m')
-    .select(['m.id', distance.as('distance')])
-    .where((eb) => scopeFilter(eb, scope, part))
-    .orderBy(distance)
-    .limit(depth);
+  return (
+    trx
+      .selectFrom('memories as m')
+      .select(['m.id', distance.as('distance')])
+      .where((eb) => scopeFilter(eb, scope, part))
+      // By the output column, so the query vector is sent and parsed once (HNSW still serves it).
+      .orderBy('distance')
+      .limit(depth)
+  );
 }
 
 /**
@@ -87,7 +87,7 @@ export async function vectorNeighbours(
   trx: Db,
   dimensions: number,
   scope: RecallScope,
-  part: 'subject' | 'canon',
+  part: Part,
   query: Float32Array,
   depth: number,
 ): Promise<{ id: string; distance: number }[]> {
@@ -97,36 +97,55 @@ export async function vectorNeighbours(
   return rows.sort((a, b) => a.distance - b.distance);
 }
 
-async function candidates(
+/** The memories of the scope, with what BM25 statistics and session order need. */
+function scopeDocuments(trx: Db, scope: RecallScope, part: Part) {
+  return trx
+    .selectFrom('memories as m')
+    .select(['m.id', 'm.session_id', 'm.seq', 'm.search'])
+    .where((eb) => scopeFilter(eb, scope, part));
+}
+
+/**
+ * One part of the scope (the subject's memories, or canon): the nearest memories by vector and the
+ * best by BM25 (with a share of their session predecessor's) become candidates, and the session
+ * neighbours of the vector candidates join them, since a memory whose neighbour matches may be the
+ * answer (src/db/candidates.ts).
+ */
+async function rankPart(
   trx: Db,
   dimensions: number,
   scope: RecallScope,
-  part: 'subject' | 'canon',
+  part: Part,
   text: string,
   embedding: Float32Array,
   depth: number,
 ): Promise<CandidateRow[]> {
   const nearest = await vectorNeighbours(trx, dimensions, scope, part, embedding, depth);
-  const tsquery = anyTermQuery(text);
-  const lexical = await trx
-    .selectFrom('memories as m')
-    .select(['m.id'])
-    .where((eb) => eb.and([scopeFilter(eb, scope, part), lexicalMatch(tsquery)]))
-    .orderBy(lexicalRank(tsquery), 'desc')
-    .limit(depth)
-    .execute();
-  const ids = [...new Set([...nearest.map((r) => r.id), ...lexical.map((r) => r.id)])];
-  if (ids.length === 0) return [];
-  // Both parts are computed for every candidate, so fusion sees each memory from both sides.
-  return memoriesWithAnchor(trx)
-    .select([
-      ...MEMORY_COLUMNS,
-      cosineDistance(dimensions, embedding).as('distance'),
-      lexicalRank(tsquery).as('lexical_rank'),
-    ])
-    .where('m.tenant_id', '=', scope.tenantId)
-    .where('m.id', 'in', ids)
-    .execute();
+  const rows = await recallCandidates({
+    scope: scopeDocuments(trx, scope, part),
+    tenantId: scope.tenantId,
+    text,
+    embedding,
+    dimensions,
+    nearestIds: nearest.map((r) => r.id),
+    lexicalDepth: depth,
+    previousLexicalShare: FUSION.previousLexicalShare,
+    bm25: FUSION.bm25,
+    headChars: SPEAKER_HEAD_CHARS,
+  }).execute(trx);
+  return rows.rows;
+}
+
+/** Most tenants have no canon: one index probe saves the canon part's two statements. */
+async function hasCanon(trx: Db, tenantId: string): Promise<boolean> {
+  const row = await trx
+    .selectFrom('memories')
+    .select('id')
+    .where('tenant_id', '=', tenantId)
+    .where('binding', '=', 'canon')
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 /** How many candidates each side brings: enough that fusion can reorder beyond the cut. */
@@ -135,10 +154,10 @@ const candidateDepth = (limit: number): number => Math.max(50, limit * 4);
 export const canonCap = (limit: number): number => Math.max(1, Math.floor(limit * 0.3));
 
 export async function recall(core: Core, actor: Actor, input: RecallInput): Promise<RecallResult[]> {
-  const [embedding] = await core.embedder.embed([input.query]);
+  const [embedding] = await core.embedder.embed([input.query], { kind: 'query' });
   if (!embedding) throw new Error('embedder returned no vector');
   const now = core.clock();
-  const rows = await core.db.transaction().execute(async (trx) => {
+  return core.db.transaction().execute(async (trx) => {
     // Recall never creates an anchor: an unknown external id matches no subject memories.
     const named = await resolveAnchor(trx, core, actor.tenantId, input.anchor, false);
     const session = input.sessionId
@@ -158,41 +177,68 @@ export async function recall(core: Core, actor: Actor, input: RecallInput): Prom
       sessionId: session && !(session.expiresAt && session.expiresAt <= now) ? session.sessionId : null,
       includeSuperseded: input.includeSuperseded,
     };
-    const depth = candidateDepth(input.limit);
     const dims = core.embedder.dimensions;
-    const subject = await candidates(trx, dims, scope, 'subject', input.query, embedding, depth);
-    const canon = await candidates(
-      trx,
-      dims,
-      scope,
-      'canon',
+    const cap = canonCap(input.limit);
+    const subject = await rankPart(trx, dims, scope, 'subject', input.query, embedding, candidateDepth(input.limit));
+    const canon = (await hasCanon(trx, scope.tenantId))
+      ? await rankPart(trx, dims, scope, 'canon', input.query, embedding, Math.max(10, cap * 4))
+      : [];
+    const fetched = [...subject, ...canon];
+    const distances = new Map(fetched.map((r) => [r.id, r.distance]));
+    const candidates = fetched.filter((r) => r.candidate);
+    const neighbourDistances = (c: CandidateRow): number[] =>
+      [c.prev_id, c.next_id].flatMap((id) => {
+        const d = id === null ? undefined : distances.get(id);
+        return d === undefined ? [] : [d];
+      });
+
+    const speakers = new Map(candidates.map((c) => [c.id, speakerOf(c.metadata_speaker, c.head)]));
+    const asked = namedSpeakers(
       input.query,
-      embedding,
-      Math.max(10, canonCap(input.limit) * 4),
+      [...speakers.values()].filter((s) => s !== null),
     );
-    return [...subject, ...canon];
-  });
-  const scored = fuse(
-    rows,
-    (r) => ({
-      distance: r.distance,
-      lexicalRank: r.lexical_rank,
-      binding: r.binding,
-      effectiveConfidence: effectiveConfidence(r.confidence, r.decay_rate, r.last_reinforced_at, now),
-      lastReinforcedAt: r.last_reinforced_at,
-    }),
-    now,
-  ).sort((a, b) => b.score - a.score || a.item.id.localeCompare(b.item.id));
-  const cap = canonCap(input.limit);
-  const results: RecallResult[] = [];
-  let canonTaken = 0;
-  for (const s of scored) {
-    if (results.length >= input.limit) break;
-    if (s.item.binding === 'canon') {
-      if (canonTaken >= cap) continue;
-      canonTaken++;
+    const scored = fuse(
+      candidates,
+      (c) => {
+        const speaker = speakers.get(c.id) ?? null;
+        return {
+          distance: c.distance,
+          neighbourDistances: neighbourDistances(c),
+          lexical: c.lexical,
+          previousLexical: c.previous_lexical,
+          otherSpeaker: asked.size > 0 && speaker !== null && !asked.has(speakerKey(speaker)),
+          binding: c.binding,
+          effectiveConfidence: effectiveConfidence(c.confidence, c.decay_rate, c.last_reinforced_at, now),
+          lastReinforcedAt: c.last_reinforced_at,
+        };
+      },
+      now,
+    ).sort((a, b) => b.score - a.score || a.item.id.localeCompare(b.item.id));
+
+    const chosen: typeof scored = [];
+    let canonTaken = 0;
+    for (const s of scored) {
+      if (chosen.length >= input.limit) break;
+      if (s.item.binding === 'canon') {
+        if (canonTaken >= cap) continue;
+        canonTaken++;
+      }
+      chosen.push(s);
     }
-    results.push({ ...toMemory(s.item, now), score: s.score, score_details: s.details });
-  }
-  return results;
+    if (chosen.length === 0) return [];
+    const rows: MemoryRow[] = await memoriesWithAnchor(trx)
+      .select(MEMORY_COLUMNS)
+      .where('m.tenant_id', '=', scope.tenantId)
+      .where(
+        'm.id',
+        'in',
+        chosen.map((s) => s.item.id),
+      )
+      .execute();
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return chosen.flatMap((s) => {
+      const row = byId.get(s.item.id);
+      return row ? [{ ...toMemory(row, now), score: s.score, score_details: s.details }] : [];
+    });
+  });
 }

@@ -1,0 +1,256 @@
+/**
+ * Recall quality on LoCoMo, through the real domain core (shared/bench/README.md has the metric).
+ *   npm run eval:locomo -- --data FILE --qrels FILE [--json]
+ *
+ * Every turn of a conversation is stored as one memory anchored to a subject named by the
+ * conversation's sample_id, content "<speaker>: <text> (<session date>)", inside one session per
+ * LoCoMo session (metadata: speaker, session date, turn id). Then each question of categories 1–4
+ * recalls for its subject. Uses an in-memory embedded database unless DATABASE_URL is set (then it
+ * writes a throwaway tenant); the embedder is the configured one (EMBEDDER, default `local`).
+ * With --json, the last line of stdout is one JSON object with every figure.
+ */
+import fs from 'node:fs';
+import { parseArgs } from 'node:util';
+import { pino } from 'pino';
+import { z } from 'zod';
+import { loadConfig } from '../../src/config.js';
+import type { Actor } from '../../src/domain/core.js';
+import { createSession, endSession } from '../../src/domain/sessions.js';
+import { storeMemory } from '../../src/domain/store.js';
+import { createTenant } from '../../src/domain/tenants.js';
+import { startCore } from '../../src/main.js';
+import { recall } from '../../src/retrieval/recall.js';
+import { mean, METRICS, percentile, scoreQuestion, type QuestionScores } from './metrics.js';
+
+const USAGE = 'usage: npm run eval:locomo -- --data FILE --qrels FILE [--json]';
+const AGENT = 'locomo-eval';
+const K = 20;
+const CATEGORY_NAMES: Record<number, string> = { 1: 'multi-hop', 2: 'temporal', 3: 'open-domain', 4: 'single-hop' };
+
+const Turn = z.object({ speaker: z.string(), dia_id: z.string(), text: z.string() });
+const Sample = z.object({
+  sample_id: z.string(),
+  conversation: z.record(z.string(), z.unknown()),
+});
+const Qrel = z.object({
+  sample_id: z.string(),
+  category: z.number().int(),
+  question: z.string(),
+  evidence: z.array(z.string()),
+});
+
+interface Session {
+  date: string;
+  turns: z.infer<typeof Turn>[];
+}
+
+function fail(message: string): never {
+  process.stderr.write(`eval:locomo: ${message}\n${USAGE}\n`);
+  process.exit(2);
+}
+
+function readJson(file: string): unknown {
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (error) {
+    return fail(`cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+/** session_1, session_2, … in order, each with its date; the other keys (speakers, summaries) are skipped. */
+function sessionsOf(conversation: Record<string, unknown>): Session[] {
+  const sessions: Session[] = [];
+  for (let n = 1; conversation[`session_${n}`] !== undefined; n++) {
+    const turns = z.array(Turn).parse(conversation[`session_${n}`]);
+    const date = conversation[`session_${n}_date_time`];
+    sessions.push({ date: typeof date === 'string' ? sessionDay(date) : '', turns });
+  }
+  return sessions;
+}
+
+/** "1:56 pm on 8 May, 2023" → "8 May 2023": the day; the time of day only adds noise words. */
+function sessionDay(dateTime: string): string {
+  const m = /(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})/.exec(dateTime);
+  return m ? `${m[1]} ${m[2]} ${m[3]}` : dateTime.trim();
+}
+
+/** A progress bar on stderr, redrawn at most every 100 ms. */
+function progress(label: string, total: number): { tick(done: number): void; end(): void } {
+  let last = 0;
+  const draw = (done: number) => {
+    const width = 30;
+    const filled = total === 0 ? width : Math.round((done / total) * width);
+    process.stderr.write(`\r${label.padEnd(8)} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total}`);
+  };
+  return {
+    tick(done) {
+      const now = performance.now();
+      if (now - last < 100 && done < total) return;
+      last = now;
+      draw(done);
+    },
+    end() {
+      draw(total);
+      process.stderr.write('\n');
+    },
+  };
+}
+
+const { values } = parseArgs({
+  options: {
+    data: { type: 'string' },
+    qrels: { type: 'string' },
+    json: { type: 'boolean', default: false },
+    help: { type: 'boolean', default: false },
+  },
+});
+if (values.help) {
+  process.stdout.write(`${USAGE}\n`);
+  process.exit(0);
+}
+if (!values.data || !values.qrels) fail('--data and --qrels are required');
+
+const samples = z.array(Sample).parse(readJson(values.data));
+const qrels = fs
+  .readFileSync(values.qrels, 'utf8')
+  .split('\n')
+  .filter((line) => line.trim().length > 0)
+  .map((line) => Qrel.parse(JSON.parse(line)));
+const conversations = samples.map((s) => ({ id: s.sample_id, sessions: sessionsOf(s.conversation) }));
+const known = new Set(conversations.map((c) => c.id));
+const questions = qrels.filter(
+  (q) => q.category >= 1 && q.category <= 4 && q.evidence.length > 0 && known.has(q.sample_id),
+);
+if (questions.length === 0) fail('no question of categories 1–4 with evidence matches a conversation of --data');
+
+const config = loadConfig({ ...process.env, DATA_DIR: process.env.DATA_DIR ?? ':memory:', LOG_LEVEL: 'silent' });
+const running = await startCore(config, { log: pino({ level: 'silent' }) });
+try {
+  const { core } = running;
+  const tenant = await createTenant(core, `locomo-eval-${Date.now()}`);
+  const actor: Actor = { tenantId: tenant.tenantId, keyId: tenant.keyId, scopes: new Set(['read', 'write', 'admin']) };
+
+  // Store every turn. The store path may merge a turn into an identical earlier one (reinforcing
+  // it) or supersede an older one it contradicts: turnsOf maps each memory to the turns it holds.
+  const turnsOf = new Map<string, string[]>();
+  const memoryOf = new Map<string, string>();
+  const outcomes = { created: 0, reinforced: 0, promoted: 0, superseded: 0 };
+  const totalTurns = conversations.reduce((n, c) => n + c.sessions.reduce((m, s) => m + s.turns.length, 0), 0);
+  const storing = progress('store', totalTurns);
+  let stored = 0;
+  const storeStart = performance.now();
+  for (const conversation of conversations) {
+    const anchor = { anchorExternalId: conversation.id };
+    for (const session of conversation.sessions) {
+      const { id: sessionId } = await createSession(core, actor, {
+        agentId: AGENT,
+        anchor,
+        metadata: { date: session.date },
+      });
+      for (const turn of session.turns) {
+        const content = session.date
+          ? `${turn.speaker}: ${turn.text} (${session.date})`
+          : `${turn.speaker}: ${turn.text}`;
+        const result = await storeMemory(core, actor, {
+          agentId: AGENT,
+          content,
+          anchor,
+          sessionId,
+          metadata: { speaker: turn.speaker, date: session.date, dia_id: turn.dia_id },
+        });
+        outcomes[result.outcome]++;
+        outcomes.superseded += result.supersedes.length;
+        const key = `${conversation.id}/${turn.dia_id}`;
+        memoryOf.set(key, result.memory.id);
+        turnsOf.set(result.memory.id, [...(turnsOf.get(result.memory.id) ?? []), key]);
+        storing.tick(++stored);
+      }
+      await endSession(core, actor, sessionId);
+    }
+  }
+  const storeSeconds = (performance.now() - storeStart) / 1000;
+  storing.end();
+
+  const perQuestion: { category: number; scores: QuestionScores }[] = [];
+  const latencies: number[] = [];
+  const recalling = progress('recall', questions.length);
+  let unknownEvidence = 0;
+  for (const [i, q] of questions.entries()) {
+    const evidence = new Set(q.evidence.map((id) => `${q.sample_id}/${id}`));
+    for (const e of evidence) if (!memoryOf.has(e)) unknownEvidence++;
+    const started = performance.now();
+    const results = await recall(core, actor, {
+      agentId: AGENT,
+      query: q.question,
+      anchor: { anchorExternalId: q.sample_id },
+      limit: K,
+      includeSuperseded: false,
+    });
+    latencies.push(performance.now() - started);
+    const ranked = results.map((r) => turnsOf.get(r.id) ?? []);
+    const relevantMemories = new Set([...evidence].flatMap((e) => memoryOf.get(e) ?? [])).size;
+    perQuestion.push({ category: q.category, scores: scoreQuestion(ranked, evidence, relevantMemories) });
+    recalling.tick(i + 1);
+  }
+  recalling.end();
+  latencies.sort((a, b) => a - b);
+
+  const summarize = (rows: typeof perQuestion) =>
+    Object.fromEntries(METRICS.map((m) => [m, mean(rows.map((r) => r.scores[m]))])) as unknown as QuestionScores;
+  const overall = summarize(perQuestion);
+  const categories = [...new Set(perQuestion.map((r) => r.category))].sort();
+  const perCategory = Object.fromEntries(
+    categories.map((c) => {
+      const rows = perQuestion.filter((r) => r.category === c);
+      return [String(c), { name: CATEGORY_NAMES[c] ?? `category ${c}`, questions: rows.length, ...summarize(rows) }];
+    }),
+  );
+
+  const f3 = (n: number) => n.toFixed(3);
+  const line = (label: string, n: number, s: QuestionScores) =>
+    `| ${label.padEnd(16)} | ${String(n).padStart(9)} | ${METRICS.map((m) => f3(s[m]).padStart(9)).join(' | ')} |`;
+  const out: string[] = [];
+  out.push(
+    `LoCoMo recall: ${conversations.length} conversations, ${totalTurns} turns, ${questions.length} questions (categories 1–4)`,
+  );
+  out.push(`engine ${running.engine}, embedder ${core.embedder.id}, recall limit ${K}`);
+  out.push('');
+  out.push(`| ${'category'.padEnd(16)} | questions | ${METRICS.map((m) => m.padStart(9)).join(' | ')} |`);
+  out.push(`|${'-'.repeat(18)}|${'-'.repeat(10)}:|${METRICS.map(() => `${'-'.repeat(10)}:`).join('|')}|`);
+  for (const c of categories) {
+    const p = perCategory[String(c)];
+    if (p) out.push(line(`${c} ${p.name}`, p.questions, p));
+  }
+  out.push(line('all', perQuestion.length, overall));
+  out.push('');
+  const storeRate = totalTurns / storeSeconds;
+  const p50 = percentile(latencies, 50);
+  const p95 = percentile(latencies, 95);
+  out.push(
+    `store    ${storeRate.toFixed(1)} memories/s (${outcomes.created} created, ${outcomes.reinforced + outcomes.promoted} merged into an identical turn, ${outcomes.superseded} superseded)`,
+  );
+  out.push(`recall   p50 ${p50.toFixed(1)} ms, p95 ${p95.toFixed(1)} ms (${latencies.length} recalls, limit ${K})`);
+  if (unknownEvidence > 0) out.push(`warning  ${unknownEvidence} evidence ids name no stored turn`);
+  process.stdout.write(`${out.join('\n')}\n`);
+  if (values.json) {
+    const round = (n: number) => Math.round(n * 10000) / 10000;
+    const rounded = (s: QuestionScores) => Object.fromEntries(METRICS.map((m) => [m, round(s[m])]));
+    const summary = {
+      ...rounded(overall),
+      questions: perQuestion.length,
+      per_category: Object.fromEntries(
+        Object.entries(perCategory).map(([c, p]) => [c, { name: p.name, questions: p.questions, ...rounded(p) }]),
+      ),
+      turns: totalTurns,
+      superseded: outcomes.superseded,
+      store_per_second: round(storeRate),
+      recall_p50_ms: round(p50),
+      recall_p95_ms: round(p95),
+      engine: running.engine,
+      embedder: core.embedder.id,
+    };
+    process.stdout.write(`${JSON.stringify(summary)}\n`);
+  }
+} finally {
+  await running.close();
+}
