@@ -26,8 +26,17 @@ const EnvSchema = z.object({
   DATA_DIR: z.string().min(1).optional(),
   XDG_DATA_HOME: z.string().min(1).optional(),
   SETUP_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
-  EMBEDDER: z.enum(['local', 'hash']).default('local'),
+  EMBEDDER: z.enum(['local', 'hash', 'openai', 'voyage', 'ollama']).default('local'),
   HASH_EMBEDDER_DIMENSIONS: z.coerce.number().int().min(16).max(2000).default(256),
+  EMBEDDING_MODEL: z.string().trim().min(1).optional(),
+  EMBEDDING_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
+  EMBEDDING_API_KEY: z.string().trim().min(1).optional(),
+  OPENAI_API_KEY: z.string().trim().min(1).optional(),
+  VOYAGE_API_KEY: z.string().trim().min(1).optional(),
+  EMBEDDING_DIMENSIONS: z.coerce.number().int().min(1).max(16000).optional(),
+  EMBEDDING_BATCH_SIZE: z.coerce.number().int().min(1).max(2048).optional(),
+  EMBEDDING_TIMEOUT_MS: z.coerce.number().int().positive().default(30000),
+  EMBEDDING_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(3),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BODY_LIMIT_BYTES: z.coerce
     .number()
@@ -70,6 +79,20 @@ export interface AnthropicConfig {
   readonly timeoutMs: number;
 }
 
+export type EmbedderName = 'local' | 'hash' | 'openai' | 'voyage' | 'ollama';
+
+/** The network embedders' settings (EMBEDDING_*); each provider has its own defaults for what is unset. */
+export interface EmbeddingConfig {
+  readonly model: string | undefined;
+  readonly baseUrl: string | undefined;
+  readonly apiKey: string | undefined;
+  /** Expected vector size; unset: learned from one probe request at start. */
+  readonly dimensions: number | undefined;
+  readonly batchSize: number | undefined;
+  readonly timeoutMs: number;
+  readonly maxRetries: number;
+}
+
 export interface Config {
   readonly port: number;
   readonly host: string;
@@ -78,7 +101,8 @@ export interface Config {
   /** A folder, or ':memory:' for an embedded database that keeps nothing. */
   readonly dataDir: string;
   readonly setupToken: string | undefined;
-  readonly embedder: 'local' | 'hash';
+  readonly embedder: EmbedderName;
+  readonly embedding: EmbeddingConfig;
   readonly hashEmbedderDimensions: number;
   readonly logLevel: string;
   readonly bodyLimitBytes: number;
@@ -126,6 +150,36 @@ function anthropicConfig(env: z.infer<typeof EnvSchema>): AnthropicConfig | unde
   return Object.freeze(anthropic);
 }
 
+function embeddingConfig(env: z.infer<typeof EnvSchema>): EmbeddingConfig {
+  const apiKey =
+    env.EMBEDDING_API_KEY ??
+    (env.EMBEDDER === 'openai' ? env.OPENAI_API_KEY : env.EMBEDDER === 'voyage' ? env.VOYAGE_API_KEY : undefined);
+  // Local OpenAI-compatible servers (Ollama's /v1, vLLM, TEI) need no key; OpenAI and Voyage do.
+  if (env.EMBEDDER === 'voyage' && apiKey === undefined) {
+    throw new ConfigError('invalid configuration: EMBEDDING_API_KEY: EMBEDDER=voyage needs a key (or VOYAGE_API_KEY)');
+  }
+  if (env.EMBEDDER === 'openai' && apiKey === undefined && env.EMBEDDING_BASE_URL === undefined) {
+    throw new ConfigError(
+      'invalid configuration: EMBEDDING_API_KEY: EMBEDDER=openai needs a key (or OPENAI_API_KEY), or EMBEDDING_BASE_URL for a local server',
+    );
+  }
+  const embedding: EmbeddingConfig = {
+    model: env.EMBEDDING_MODEL,
+    baseUrl: env.EMBEDDING_BASE_URL,
+    apiKey,
+    dimensions: env.EMBEDDING_DIMENSIONS,
+    batchSize: env.EMBEDDING_BATCH_SIZE,
+    timeoutMs: env.EMBEDDING_TIMEOUT_MS,
+    maxRetries: env.EMBEDDING_MAX_RETRIES,
+  };
+  // As for the Anthropic key: a config that is logged or serialized whole must not carry it.
+  Object.defineProperty(embedding, 'toJSON', {
+    value: () => ({ ...embedding, apiKey: embedding.apiKey === undefined ? undefined : '[redacted]' }),
+    enumerable: false,
+  });
+  return Object.freeze(embedding);
+}
+
 export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
   // Empty strings count as unset, the way shells and .env files usually mean them.
   const cleaned = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== ''));
@@ -142,6 +196,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     dataDir: env.DATA_DIR ?? defaultDataDir(env),
     setupToken: env.SETUP_TOKEN,
     embedder: env.EMBEDDER,
+    embedding: embeddingConfig(env),
     hashEmbedderDimensions: env.HASH_EMBEDDER_DIMENSIONS,
     logLevel: env.LOG_LEVEL,
     bodyLimitBytes: env.BODY_LIMIT_BYTES,

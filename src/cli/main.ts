@@ -3,11 +3,13 @@ import { parseArgs } from 'node:util';
 import { createApp } from '../app.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { EmbedderMismatchError } from '../db/migrate.js';
+import { EmbeddingError } from '../embedding/http.js';
 import { startSweeper, sweepExpiredSessions } from '../domain/sweeper.js';
 import { createTenant } from '../domain/tenants.js';
 import { AppError } from '../errors.js';
 import { startCore } from '../main.js';
 import { mcp } from './mcp.js';
+import { reembed } from './reembed.js';
 import { VERSION } from '../version.js';
 
 // The CLI is the one place that writes to the terminal directly; the server logs through pino.
@@ -20,6 +22,7 @@ Usage:
   agent-memory setup --org NAME   create a tenant in the database and print its admin key
   agent-memory migrate            apply database migrations and exit
   agent-memory sweep              delete expired session memories once and exit
+  agent-memory reembed            re-embed stored memories with the configured EMBEDDER (servers stopped)
   agent-memory help               this text
 
 Configuration comes from the environment: DATABASE_URL (unset: embedded database in DATA_DIR),
@@ -116,6 +119,8 @@ export async function main(argv: string[]): Promise<void> {
       return migrateOnly(config);
     case 'sweep':
       return sweepOnce(config);
+    case 'reembed':
+      return reembed(config, rest);
     default:
       throw new UsageError(`unknown command "${command}"`);
   }
@@ -126,7 +131,12 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     process.stderr.write(`agent-memory: ${error.message}\n\n${USAGE}\n`);
     process.exit(2);
   }
-  if (error instanceof ConfigError || error instanceof EmbedderMismatchError || error instanceof AppError) {
+  if (
+    error instanceof ConfigError ||
+    error instanceof EmbedderMismatchError ||
+    error instanceof EmbeddingError ||
+    error instanceof AppError
+  ) {
     process.stderr.write(`agent-memory: ${error.message}\n`);
     process.exit(1);
   }

@@ -74,7 +74,7 @@ async function checkEmbedder(trx: Db, embedder: EmbedderIdentity): Promise<void>
   if (other) {
     throw new EmbedderMismatchError(
       `stored memories were embedded with "${other.embedder}" but EMBEDDER is configured as "${embedder.id}"; ` +
-        `configure the embedder the data was made with`,
+        `run \`agent-memory reembed\` to re-embed them with the configured one, or configure the embedder the data was made with`,
     );
   }
   await trx

@@ -1,0 +1,135 @@
+import { parseArgs } from 'node:util';
+import type { Config } from '../config.js';
+import { openDatabase, type DbHandle } from '../db/connect.js';
+import { migrate } from '../db/migrate.js';
+import { dropVectorIndex, vectorIndexDimensions, vectorParam } from '../db/vector.js';
+import type { Embedder } from '../embedding/embedder.js';
+import { EmbeddingError } from '../embedding/http.js';
+import { createEmbedder } from '../main.js';
+
+/**
+ * `agent-memory reembed`: re-embeds every memory whose vector another embedder made, with the
+ * configured one, so that a deployment can change EMBEDDER (the server refuses to start on mixed or
+ * foreign vectors). Stop the servers first. It works in batches and can be interrupted: a second
+ * run carries on with what is left, and the server starts again once nothing is left.
+ */
+
+export interface ReembedProgress {
+  done: number;
+  total: number;
+}
+
+const DEFAULT_BATCH_SIZE = 64;
+
+export async function reembedMemories(
+  handle: Pick<DbHandle, 'db'>,
+  embedder: Embedder,
+  options: { batchSize?: number; onProgress?: (p: ReembedProgress) => void } = {},
+): Promise<{ reembedded: number }> {
+  const { db } = handle;
+  const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
+  if (!Number.isInteger(batchSize) || batchSize < 1) throw new RangeError('batch size must be a positive integer');
+  // Migrations, but not the embedder check: the point is to fix what it would refuse.
+  await migrate(db);
+  const { total } = await db
+    .selectFrom('memories')
+    .select((eb) => eb.fn.countAll<number>().as('total'))
+    .where('embedder', '<>', embedder.id)
+    .executeTakeFirstOrThrow();
+  const count = Number(total);
+  options.onProgress?.({ done: 0, total: count });
+  if (count > 0) {
+    // An index over vectors of another size would refuse the new ones.
+    for (const d of await vectorIndexDimensions(db)) if (d !== embedder.dimensions) await dropVectorIndex(db, d);
+  }
+  let done = 0;
+  let after: { tenantId: string; id: string } | null = null;
+  for (;;) {
+    let query = db
+      .selectFrom('memories')
+      .select(['tenant_id', 'id', 'content', 'content_key', 'binding'])
+      .where('embedder', '<>', embedder.id);
+    if (after) {
+      const { tenantId, id } = after;
+      query = query.where((eb) =>
+        eb.or([eb('tenant_id', '>', tenantId), eb.and([eb('tenant_id', '=', tenantId), eb('id', '>', id)])]),
+      );
+    }
+    const rows = await query.orderBy('tenant_id').orderBy('id').limit(batchSize).execute();
+    if (rows.length === 0) break;
+    // Canon is embedded by its normalized text (src/domain/canon.ts), every other memory by its content.
+    const vectors = await embedder.embed(rows.map((r) => (r.binding === 'canon' ? r.content_key : r.content)));
+    await db.transaction().execute(async (trx) => {
+      for (const [i, r] of rows.entries()) {
+        const vector = vectors[i];
+        if (!vector) throw new Error('embedder returned too few vectors');
+        await trx
+          .updateTable('memories')
+          .set({ embedding: vectorParam(vector), embedder: embedder.id })
+          .where('tenant_id', '=', r.tenant_id)
+          .where('id', '=', r.id)
+          .execute();
+      }
+    });
+    done += rows.length;
+    options.onProgress?.({ done, total: Math.max(count, done) });
+    const last = rows[rows.length - 1];
+    if (last) after = { tenantId: last.tenant_id, id: last.id };
+  }
+  // Records the embedder and builds the index for its size; refuses if anything was left behind.
+  await migrate(db, embedder);
+  return { reembedded: done };
+}
+
+function progressBar(): (p: ReembedProgress) => void {
+  let last = 0;
+  return ({ done, total }) => {
+    const now = performance.now();
+    if (now - last < 100 && done < total) return;
+    last = now;
+    const width = 30;
+    const filled = total === 0 ? width : Math.round((done / total) * width);
+    process.stderr.write(`\rreembed [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total}`);
+  };
+}
+
+export async function reembed(config: Config, args: string[]): Promise<void> {
+  let batchSize = DEFAULT_BATCH_SIZE;
+  try {
+    const { values } = parseArgs({ args, options: { 'batch-size': { type: 'string' } } });
+    if (values['batch-size'] !== undefined) batchSize = Number(values['batch-size']);
+    if (!Number.isInteger(batchSize) || batchSize < 1) throw new Error('--batch-size must be a positive integer');
+  } catch (error) {
+    process.stderr.write(`agent-memory reembed: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  let embedder: Embedder;
+  try {
+    embedder = await createEmbedder(config);
+  } catch (error) {
+    if (!(error instanceof EmbeddingError)) throw error;
+    process.stderr.write(`agent-memory reembed: ${error.message}\n`);
+    process.exitCode = 1;
+    return;
+  }
+  try {
+    const handle = await openDatabase({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      poolSize: config.dbPoolSize,
+    });
+    try {
+      const { reembedded } = await reembedMemories(handle, embedder, { batchSize, onProgress: progressBar() });
+      process.stderr.write(`\nre-embedded ${reembedded} memories with ${embedder.id}\n`);
+    } finally {
+      await handle.close();
+    }
+  } catch (error) {
+    if (!(error instanceof EmbeddingError)) throw error;
+    process.stderr.write(`\nagent-memory reembed: ${error.message}; run it again to carry on\n`);
+    process.exitCode = 1;
+  } finally {
+    await embedder.close();
+  }
+}
