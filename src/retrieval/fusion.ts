@@ -1,9 +1,9 @@
 import type { Binding } from '../config.js';
 
 /**
- * How candidates become a ranking. Each number was measured on the LoCoMo dev conversations
- * (recall@10 of the evidence turns; README, Benchmarks) and sits in the middle of a plateau rather
- * than on a peak: halving or doubling any one of them moves the figure by about a point.
+ * How candidates become a ranking. Each number was chosen on the three LoCoMo dev conversations
+ * (recall@10 of the evidence turns; README, Benchmarks) and nowhere else, so that conversations
+ * never seen measure the ranking honestly.
  *
  * Min-max normalized score fusion beats reciprocal rank fusion when the dense side is weak
  * (DESIGN §3). The lexical side is BM25 over the caller's scope (src/db/fulltext.ts).
