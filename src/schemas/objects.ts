@@ -115,5 +115,11 @@ export const ProblemObject = z.object({
   errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
 });
 
+/** The answer of a route that embeds text while a network embedder fails (src/embedding/unavailable.ts). */
+export const EMBEDDING_UNAVAILABLE = {
+  description: 'The embedding service did not answer; nothing was stored, retry shortly',
+  schema: ProblemObject,
+};
+
 export const listOf = <T extends z.ZodType>(key: string, item: T) =>
   z.object({ [key]: z.array(item), next_cursor: z.string().nullable() });

@@ -45,6 +45,15 @@ describe(`operations on ${engine}`, () => {
     expect(documented.sort()).toEqual(expected.sort());
     expect(res.body.paths['/v1/memories'].post.security).toEqual([{ bearer: [] }]);
     expect(res.body.paths['/v1/setup'].post.security).toEqual([{ setupToken: [] }]);
+    // Every route that embeds text documents the answer of a failing embedding service.
+    for (const [path, method] of [
+      ['/v1/memories', 'post'],
+      ['/v1/memories/recall', 'get'],
+      ['/v1/canon', 'post'],
+      ['/v1/agents/{id}/conversations/ingest', 'post'],
+    ] as const) {
+      expect(res.body.paths[path][method].responses['503']?.description).toMatch(/embedding service/);
+    }
   });
 
   it('answers an unknown route or method with a 404 problem', async () => {

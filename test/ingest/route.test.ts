@@ -408,7 +408,9 @@ describe(`ingest refusals on ${engine}`, () => {
     const doc = (await api.http.get('/v1/openapi.json')).body;
     const op = doc.paths['/v1/agents/{id}/conversations/ingest'].post;
     expect(op.security).toEqual([{ bearer: [] }]);
-    expect(Object.keys(op.responses).sort()).toEqual(['200', '400', '401', '403', '404', '409', '413', '429'].sort());
+    expect(Object.keys(op.responses).sort()).toEqual(
+      ['200', '400', '401', '403', '404', '409', '413', '429', '503'].sort(),
+    );
   });
 });
 

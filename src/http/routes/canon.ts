@@ -1,6 +1,6 @@
 import { deleteCanon, getCanon, listCanon, writeCanon } from '../../domain/canon.js';
 import { IdParams, PageQuery, WriteCanonBody } from '../../schemas/inputs.js';
-import { CanonObject, listOf, ProblemObject } from '../../schemas/objects.js';
+import { CanonObject, EMBEDDING_UNAVAILABLE, listOf, ProblemObject } from '../../schemas/objects.js';
 import { route } from '../route.js';
 import { assertContentLimit } from '../validate.js';
 
@@ -16,6 +16,7 @@ export const canonRoutes = [
       201: { description: 'Written', schema: CanonObject },
       200: { description: 'The same content existed and is returned', schema: CanonObject },
       413: { description: 'Content over the limit', schema: ProblemObject },
+      503: EMBEDDING_UNAVAILABLE,
     },
     handle: async ({ core, actor, body }) => {
       assertContentLimit(body.content, core.config.contentLimitChars);

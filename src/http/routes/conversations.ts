@@ -1,6 +1,6 @@
 import { ingestConversation } from '../../domain/ingest.js';
 import { AgentParams, IngestBody } from '../../schemas/inputs.js';
-import { IngestResponse, ProblemObject } from '../../schemas/objects.js';
+import { EMBEDDING_UNAVAILABLE, IngestResponse, ProblemObject } from '../../schemas/objects.js';
 import { route } from '../route.js';
 import { assertContentLimit } from '../validate.js';
 
@@ -20,6 +20,7 @@ export const conversationRoutes = [
       404: { description: 'Unknown anchor_id or session_id', schema: ProblemObject },
       409: { description: 'Session ended, or anchor and session disagree', schema: ProblemObject },
       413: { description: "A message's content over the limit", schema: ProblemObject },
+      503: EMBEDDING_UNAVAILABLE,
     },
     handle: async ({ core, actor, params, body }) => {
       body.messages.forEach((m, i) =>

@@ -6,6 +6,7 @@ import { recall } from '../../retrieval/recall.js';
 import { IdParams, RecallQuery, StoreMemoryBody } from '../../schemas/inputs.js';
 import {
   AuditEventObject,
+  EMBEDDING_UNAVAILABLE,
   MemoryObject,
   ProblemObject,
   RecallResponse,
@@ -28,6 +29,7 @@ export const memoryRoutes = [
       404: { description: 'Unknown anchor_id or session_id', schema: ProblemObject },
       409: { description: 'Session ended, or anchor and session disagree', schema: ProblemObject },
       413: { description: 'Content over the limit', schema: ProblemObject },
+      503: EMBEDDING_UNAVAILABLE,
     },
     handle: async ({ core, actor, body }) => {
       assertContentLimit(body.content, core.config.contentLimitChars);
@@ -58,6 +60,7 @@ export const memoryRoutes = [
     responses: {
       200: { description: 'Ranked by score, highest first', schema: RecallResponse },
       404: { description: 'Unknown anchor_id or session_id', schema: ProblemObject },
+      503: EMBEDDING_UNAVAILABLE,
     },
     handle: async ({ core, actor, query }) => {
       const results = await recall(core, actor, {
