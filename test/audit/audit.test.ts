@@ -1,19 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
+import type { AuditEvent } from '../../src/domain/audit.js';
 import { engine, manualClock, newTenant, testApi, type Tenant, type TestApi } from '../helpers/harness.js';
 import { startSession, storeMemory, writeCanon } from '../helpers/store-recall.js';
-
-interface Event {
-  id: string;
-  at: string;
-  action: string;
-  memory_id: string | null;
-  anchor_id: string | null;
-  session_id: string | null;
-  actor: { key_id: string | null; agent_id: string | null };
-  changes: Record<string, unknown>;
-}
 
 const MINUTE = 60_000;
 
@@ -23,7 +13,7 @@ async function auditPage(api: TestApi, t: Tenant, query: Record<string, string |
     .set(t.auth)
     .query({ limit: 200, ...query });
   expect(res.status).toBe(200);
-  return res.body as { events: Event[]; next_cursor: string | null };
+  return res.body as { events: AuditEvent[]; next_cursor: string | null };
 }
 
 /**
@@ -135,7 +125,7 @@ describe(`audit trail on ${engine}`, () => {
     ]);
     // A deleted memory keeps its trail.
     const history = await api.http.get(`/v1/memories/${ids.privateId}/history`).set(t.auth);
-    expect(history.body.events.map((e: Event) => e.action)).toEqual(['created', 'deleted']);
+    expect(history.body.events.map((e: AuditEvent) => e.action)).toEqual(['created', 'deleted']);
   });
 
   it('is for admin keys only', async () => {
@@ -181,7 +171,7 @@ describe(`audit trail on ${engine}`, () => {
       [3, {}],
       [1, { action: 'created' }],
     ] as const) {
-      const seen: Event[] = [];
+      const seen: AuditEvent[] = [];
       let cursor: string | null = null;
       let pages = 0;
       do {
