@@ -6,6 +6,7 @@ import { dropVectorIndex, vectorIndexDimensions, vectorParam } from '../db/vecto
 import type { Embedder } from '../embedding/embedder.js';
 import { EmbeddingError } from '../embedding/http.js';
 import { createEmbedder } from '../main.js';
+import { progressBar } from './progress.js';
 
 /**
  * `agent-memory reembed`: re-embeds every memory whose vector another embedder made, with the
@@ -81,18 +82,6 @@ export async function reembedMemories(
   return { reembedded: done };
 }
 
-function progressBar(): (p: ReembedProgress) => void {
-  let last = 0;
-  return ({ done, total }) => {
-    const now = performance.now();
-    if (now - last < 100 && done < total) return;
-    last = now;
-    const width = 30;
-    const filled = total === 0 ? width : Math.round((done / total) * width);
-    process.stderr.write(`\rreembed [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total}`);
-  };
-}
-
 export async function reembed(config: Config, args: string[]): Promise<void> {
   let batchSize = DEFAULT_BATCH_SIZE;
   try {
@@ -120,8 +109,13 @@ export async function reembed(config: Config, args: string[]): Promise<void> {
       poolSize: config.dbPoolSize,
     });
     try {
-      const { reembedded } = await reembedMemories(handle, embedder, { batchSize, onProgress: progressBar() });
-      process.stderr.write(`\nre-embedded ${reembedded} memories with ${embedder.id}\n`);
+      const bar = progressBar('reembed');
+      const { reembedded } = await reembedMemories(handle, embedder, {
+        batchSize,
+        onProgress: ({ done, total }) => bar.update(done, total),
+      });
+      bar.end();
+      process.stderr.write(`re-embedded ${reembedded} memories with ${embedder.id}\n`);
     } finally {
       await handle.close();
     }

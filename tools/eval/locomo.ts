@@ -13,6 +13,7 @@ import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { z } from 'zod';
+import { progressBar } from '../../src/cli/progress.js';
 import { loadConfig } from '../../src/config.js';
 import type { Actor } from '../../src/domain/core.js';
 import { createSession, endSession } from '../../src/domain/sessions.js';
@@ -74,28 +75,6 @@ function sessionDay(dateTime: string): string {
   return m ? `${m[1]} ${m[2]} ${m[3]}` : dateTime.trim();
 }
 
-/** A progress bar on stderr, redrawn at most every 100 ms. */
-function progress(label: string, total: number): { tick(done: number): void; end(): void } {
-  let last = 0;
-  const draw = (done: number) => {
-    const width = 30;
-    const filled = total === 0 ? width : Math.round((done / total) * width);
-    process.stderr.write(`\r${label.padEnd(8)} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total}`);
-  };
-  return {
-    tick(done) {
-      const now = performance.now();
-      if (now - last < 100 && done < total) return;
-      last = now;
-      draw(done);
-    },
-    end() {
-      draw(total);
-      process.stderr.write('\n');
-    },
-  };
-}
-
 const { values } = parseArgs({
   options: {
     data: { type: 'string' },
@@ -136,7 +115,7 @@ try {
   const memoryOf = new Map<string, string>();
   const outcomes = { created: 0, reinforced: 0, promoted: 0, superseded: 0 };
   const totalTurns = conversations.reduce((n, c) => n + c.sessions.reduce((m, s) => m + s.turns.length, 0), 0);
-  const storing = progress('store', totalTurns);
+  const storing = progressBar('store '); // padded to line up with 'recall'
   let stored = 0;
   const storeStart = performance.now();
   for (const conversation of conversations) {
@@ -163,7 +142,7 @@ try {
         const key = `${conversation.id}/${turn.dia_id}`;
         memoryOf.set(key, result.memory.id);
         turnsOf.set(result.memory.id, [...(turnsOf.get(result.memory.id) ?? []), key]);
-        storing.tick(++stored);
+        storing.update(++stored, totalTurns);
       }
       await endSession(core, actor, sessionId);
     }
@@ -173,7 +152,7 @@ try {
 
   const perQuestion: { category: number; scores: QuestionScores }[] = [];
   const latencies: number[] = [];
-  const recalling = progress('recall', questions.length);
+  const recalling = progressBar('recall');
   let unknownEvidence = 0;
   for (const [i, q] of questions.entries()) {
     const evidence = new Set(q.evidence.map((id) => `${q.sample_id}/${id}`));
@@ -190,7 +169,7 @@ try {
     const ranked = results.map((r) => turnsOf.get(r.id) ?? []);
     const relevantMemories = new Set([...evidence].flatMap((e) => memoryOf.get(e) ?? [])).size;
     perQuestion.push({ category: q.category, scores: scoreQuestion(ranked, evidence, relevantMemories) });
-    recalling.tick(i + 1);
+    recalling.update(i + 1, questions.length);
   }
   recalling.end();
   latencies.sort((a, b) => a - b);
