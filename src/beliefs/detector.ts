@@ -18,6 +18,7 @@ import { createClaudeJudge, type ContradictionJudge } from './llm-judge.js';
  */
 export function createContradictionDetector(judge?: ContradictionJudge): ContradictionDetector {
   return {
+    local: judge === undefined,
     async contradicted(newer, candidates) {
       if (candidates.length === 0) return [];
       const heuristic = (): ContradictionVerdict[] =>

@@ -15,6 +15,11 @@ export interface ContradictionVerdict {
 
 /** Decides which stored statements a new one contradicts (src/beliefs/detector.ts). */
 export interface ContradictionDetector {
+  /**
+   * True when a verdict needs no I/O (the deterministic detector): the store path then judges under
+   * the partition lock. Otherwise (a model) it judges before taking the lock, never while holding it.
+   */
+  readonly local?: boolean;
   /** One verdict per candidate, in order: whether `newer` contradicts it. Never rejects. */
   contradicted(newer: string, candidates: readonly string[]): Promise<ContradictionVerdict[]>;
 }

@@ -88,10 +88,12 @@ async function nearest(db: Db, core: Core, p: Partition, embedding: Float32Array
  */
 export async function storeMemory(core: Core, actor: Actor, input: StoreInput): Promise<StoreResult> {
   const content = input.content.trim();
-  // Embedding and judging are slow and need no lock: both happen before the transaction opens.
+  // Embedding and a model's judgement are slow and need no lock: both happen before the transaction opens.
   const [embedding] = input.embedding ? [input.embedding] : await core.embedder.embed([content]);
   if (!embedding) throw new Error('embedder returned no vector');
-  const judged = await judgeContradictions(core, actor, input, content, embedding);
+  const prejudged = core.contradictions.local
+    ? undefined
+    : await judgeContradictions(core, actor, input, content, embedding);
 
   return core.db.transaction().execute(async (trx) => {
     const partition = await place(trx, core, actor, input, true);
@@ -99,11 +101,13 @@ export async function storeMemory(core: Core, actor: Actor, input: StoreInput): 
     await lockPartition(trx, partition);
     const now = core.clock();
     const candidates = await nearest(trx, core, partition, embedding, now);
+    // The deterministic detector judges here, on exactly the memories the lock protects.
+    const judged = prejudged ?? (await verdicts(core, content, candidates));
     const duplicate = await findDuplicate(core, content, candidates, judged);
     if (duplicate) return reinforce(trx, core, actor, partition, duplicate.id, now);
 
     const id = newId();
-    // Only what was judged before the lock and is still active here is superseded.
+    // Only what was judged and is still active here is superseded (a model judged before the lock).
     const supersedes = candidates.filter((c) => judged.get(c.id) === true).map((c) => c.id);
     await insertMemory(trx, core, {
       tenantId: actor.tenantId,
@@ -147,14 +151,18 @@ async function judgeContradictions(
 ): Promise<Map<string, boolean>> {
   const partition = await place(core.db, core, actor, input, false);
   if (!partition) return new Map();
-  const candidates = await nearest(core.db, core, partition, embedding, core.clock());
+  return verdicts(core, content, await nearest(core.db, core, partition, embedding, core.clock()));
+}
+
+/** The detector's verdicts on the candidates that are not the same text: id → contradicted. */
+async function verdicts(core: Core, content: string, candidates: Candidate[]): Promise<Map<string, boolean>> {
   const others = candidates.filter((c) => identityText(c.content) !== identityText(content));
   if (others.length === 0) return new Map();
-  const verdicts = await core.contradictions.contradicted(
+  const answers = await core.contradictions.contradicted(
     content,
     others.map((c) => c.content),
   );
-  return new Map(others.map((c, i) => [c.id, verdicts[i]?.contradicts === true]));
+  return new Map(others.map((c, i) => [c.id, answers[i]?.contradicts === true]));
 }
 
 /** The same text up to case and punctuation, or near-identical with the same values and no objection. */
