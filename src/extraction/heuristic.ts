@@ -5,17 +5,22 @@ import type { ConversationMessage, ExtractedFact, Extractor, FactKind } from './
  *
  * It reads the user's turns only (the assistant's are its own chatter, system turns are set-up),
  * sentence by sentence, splits compound sentences where a new clause starts with its own subject
- * ("I live in Lisbon and I work as a nurse"), and keeps a clause only when it is a declarative
- * statement by the speaker about themselves or what is theirs ("I ...", "We ...", "My ...", "Our
- * ...") or a standing instruction ("Please always ...", "Don't call me before 10am"). It drops
- * questions, greetings, thanks, filler, hedges and hypotheticals, and clauses that lean on the
- * conversation to be understood ("I like it", "we can't get one"): a memory must make sense alone.
+ * ("I live in Lisbon and I work as a nurse") or where a pleasantry, a question or a wish follows a
+ * statement ("I'm vegan, sorry to be a pain", "I'm anxious, so someone gentle would be great"), and
+ * judges each piece alone. It keeps a piece only when it is a declarative statement by the speaker
+ * about themselves or what is theirs ("I ...", "We ...", "My ...", "Our ..."), a wish ("someone
+ * gentle would be great"), or a standing instruction ("Please always ...", "Don't call me before
+ * 10am"). It drops questions, greetings, thanks, filler, hedges and hypotheticals, and pieces that
+ * lean on the conversation to be understood ("I like it", "we can't get one"): a memory must make
+ * sense alone. The one pronoun it reads is a "he", "she" or "they" right after a relation the
+ * speaker has just named ("my daughter Mila needs a check-up, she is seven").
  *
  * Kept clauses are rewritten into the third person the way the Claude extractor is asked to write
  * them: "I prefer email" → "The user prefers email", "My husband is allergic to dogs" → "The
  * user's husband is allergic to dogs", or with the speaker's name when the message carries one
  * ("Priya's daughter starts kindergarten next month"). The rewrite only conjugates, replaces
- * pronouns and moves a leading time phrase to the end; it never adds a word that says something.
+ * pronouns, moves a leading time phrase to the end and frames a wish as "would like"; it never adds a
+ * word that says something.
  *
  * Pure and linear in the input: no regular expression here backtracks on long text.
  */
@@ -32,8 +37,8 @@ const OPENERS = words(
     'please lol haha wow nice awesome ugh oops sorry',
 );
 const OPENER_PHRASES = ['by the way', 'all right', 'thank you', 'good morning', 'good evening', 'good afternoon'];
-/** Said at the end of a clause without changing it. */
-const CLOSERS = ['by the way', 'btw', 'anyway', 'lol', 'haha', 'thanks', 'thank you', 'please'];
+/** Said at the end of a clause without changing it; "too" and "as well" lean on what came before. */
+const CLOSERS = ['by the way', 'btw', 'anyway', 'lol', 'haha', 'thanks', 'thank you', 'please', 'too', 'as well'];
 
 /** Phrases of time or place that may open a clause before its subject: moved to the end. */
 const LEADING_ADVERBIAL = words(
@@ -79,6 +84,8 @@ const THIRD_PERSON: Readonly<Record<string, string>> = {
 
 /** Wh-words and auxiliaries that open a question even without a question mark. */
 const QUESTION_WORDS = words('what how why where when who whom whose which');
+/** Those that open a question after a comma; "who" and "which" there open a relative clause. */
+const ASKING_WORDS = words('what how why where when');
 const AUXILIARIES = words('can could would will shall should may might do does did is are am was were have has had');
 const QUESTION_SUBJECTS = words('you i we it there they he she this that your my');
 
@@ -129,6 +136,20 @@ const CLAUSE_OPENERS = words(
   "i i'm im i've ive i'll i'd we we're we've we'll we'd my our please he she they it it's there this that",
 );
 const CONJUNCTIONS = words('and but so because although though while whereas plus');
+/** Said after a comma, they open a piece of their own that is dropped alone: "I'm vegan, sorry to be a pain". */
+const PLEASANTRIES = words('sorry thanks thank cheers hope lol haha');
+/** Third-person subjects that may stand for a relation the speaker has just named. */
+const PRONOUN_SUBJECTS = words("he she they he's she's they're");
+/** Relations whose gender rules out one of "he" and "she". */
+const FEMALE = words(
+  'daughter wife mother mom mum sister aunt grandmother grandma granny niece girlfriend fiancee stepdaughter ' +
+    'stepmother stepsister',
+);
+const MALE = words(
+  'son husband father dad brother uncle grandfather grandpa nephew boyfriend fiance stepson stepfather stepbrother',
+);
+/** Determiners and prepositions end a search for the verb: "my kids love the beach" has no subject found. */
+const NOT_IN_SUBJECT = words('a an the to in on at of for with from by and or but');
 /** A verb in the left part of "… and I …": without one, "My wife and I" is a subject, not a clause. */
 const FINITE = words('is are am was were has have had does do did can will would should must');
 
@@ -174,11 +195,14 @@ function wordsOf(text: string): string[] {
   return lower(text).match(/[\p{L}\p{N}']+/gu) ?? [];
 }
 
-function isQuestion(sentence: string): boolean {
+function endsWithQuestionMark(sentence: string): boolean {
   // Emoji and other symbols may follow the question mark.
-  const core = sentence.replace(/[^\p{L}\p{N}?!.%)$"']+$/u, '');
-  if (core.endsWith('?')) return true;
-  const [first, second] = wordsOf(stripOpeners(core));
+  return sentence.replace(/[^\p{L}\p{N}?!.%)$"']+$/u, '').endsWith('?');
+}
+
+function isQuestion(sentence: string): boolean {
+  if (endsWithQuestionMark(sentence)) return true;
+  const [first, second] = wordsOf(stripOpeners(sentence));
   if (first === undefined) return false;
   if (QUESTION_WORDS.has(first)) return second !== undefined && (AUXILIARIES.has(second) || second.endsWith("'s"));
   return AUXILIARIES.has(first) && second !== undefined && QUESTION_SUBJECTS.has(second);
@@ -186,10 +210,10 @@ function isQuestion(sentence: string): boolean {
 
 /**
  * "Since I'm lactose intolerant, what can I use instead of milk?": the reason before the question
- * is a statement.
+ * is a statement, whether or not it was split from the question.
  */
 function reasonBeforeQuestion(sentence: string): string | undefined {
-  const match = /^(?:since|because|as)\s+([^,?]+),/iu.exec(stripOpeners(sentence));
+  const match = /^(?:since|because|as)\s+([^,?]+)(?:,|$)/iu.exec(stripOpeners(sentence));
   const reason = match?.[1];
   return reason !== undefined && FIRST_PERSON.has(firstWord(reason)) ? reason : undefined;
 }
@@ -223,40 +247,83 @@ function stripClosers(text: string): string {
 
 /**
  * Splits where a conjunction, a semicolon or (before a first-person subject) a comma opens a new
- * clause with its own subject: "I love hiking, but I hate crowds" → two clauses;
- * "I love hiking and photography" → one.
+ * clause with its own subject: "I love hiking, but I hate crowded places" → two clauses;
+ * "I love hiking and photography" → one. After a comma, a pleasantry ("…, sorry to be a pain"), a
+ * question ("…, can you check?"), "he"/"she"/"they", or a conjunction after a clause that has its own
+ * subject ("I'm anxious about it, so someone gentle would be great") opens a piece of its own too,
+ * so that each piece is judged alone. A semicolon always ends a piece.
  */
 export function splitClauses(sentence: string): string[] {
   const clauses: string[] = [];
   const tokens = sentence.split(/(\s+)/u);
   let current = '';
+  let previous = '';
+  // Whether the piece being read is a clause of the speaker's, subject and verb: read once per piece.
+  let subject: boolean | undefined;
+  const hasSubject = (): boolean => (subject ??= opensClause(stripOpeners(current.slice(0, 80))));
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i] ?? '';
+    if (token.trim() === '') {
+      current += token;
+      continue;
+    }
+    const afterComma = previous.endsWith(',');
+    const afterSemicolon = previous.endsWith(';');
+    previous = token;
     const word = lower(token.replace(/^[^\p{L}]+|[^\p{L}']+$/gu, ''));
     // Only words that can split are looked at closer, so a long sentence stays linear.
     const conjunction = CONJUNCTIONS.has(word);
-    if (!conjunction && !FIRST_PERSON.has(word) && word !== 'please') {
+    if (!conjunction && !afterComma && !afterSemicolon) {
       current += token;
       continue;
     }
     const next = tokens[i + 2] ?? '';
-    const before = current.trimEnd();
-    const splitsHere =
-      before.length > 0 &&
-      (conjunction
-        ? CLAUSE_OPENERS.has(firstWord(next)) && leftIsClause(before, word, next)
-        : (before.endsWith(',') || before.endsWith(';')) && /^\p{L}/u.test(token));
-    if (splitsHere) {
-      clauses.push(before);
+    let splitsHere: boolean;
+    if (afterSemicolon) splitsHere = true;
+    else if (conjunction) {
+      // After a comma, "so" opens a clause of its own; "and" or "but" may go on with a list
+      // ("a dog, a cat, and a parrot"), so only a wish that ends the sentence is split from them.
+      splitsHere =
+        (CLAUSE_OPENERS.has(firstWord(next)) && leftIsClause(current.trimEnd(), word, next)) ||
+        (afterComma && hasSubject() && (word === 'so' || wishEnds(tokens, i + 2)));
+    } else if (FIRST_PERSON.has(word) || word === 'please') splitsHere = /^\p{L}/u.test(token);
+    else if (PRONOUN_SUBJECTS.has(word)) splitsHere = hasSubject();
+    else {
+      const second = firstWord(next);
+      splitsHere =
+        PLEASANTRIES.has(word) ||
+        (AUXILIARIES.has(word) && QUESTION_SUBJECTS.has(second)) ||
+        (ASKING_WORDS.has(word) && AUXILIARIES.has(second));
+    }
+    if (splitsHere && current.trim().length > 0) {
+      clauses.push(current);
+      subject = undefined;
       // The conjunction goes; a subject that opens the new clause stays.
       current = conjunction ? '' : token;
-      if (conjunction) i++;
+      if (conjunction) {
+        previous = '';
+        i++;
+      }
       continue;
     }
     current += token;
   }
   if (current.trim()) clauses.push(current);
   return clauses.map((c) => c.replace(/^[\s,;:]+|[\s,;:]+$/gu, '')).filter((c) => c.length > 0);
+}
+
+/** Whether the tokens from `from` to the end of the sentence are a short wish: "a quiet table would be lovely". */
+function wishEnds(tokens: readonly string[], from: number): boolean {
+  // A wish is at most a dozen words; a longer rest is not read, so each split stays cheap.
+  if (tokens.length - from > 24) return false;
+  return WISH.test(stripClosers(tokens.slice(from).join('')));
+}
+
+/** "I …", "My wife and I …", or "My sister lives …" but not "My sister, …": the speaker's subject and a verb. */
+function opensClause(text: string): boolean {
+  const first = firstWord(text);
+  if (first !== 'my' && first !== 'our') return FIRST_PERSON.has(first);
+  return TOGETHER.test(text) || relationOf(text) !== undefined;
 }
 
 /** "My wife and I moved…" is one clause: its left part has no verb of its own. */
@@ -362,10 +429,12 @@ function thirdPersonRest(text: string): string {
     });
 }
 
+const TOGETHER = /^(?:my|our) ([\p{L}-]+(?: [\p{L}-]+)?) and (?:i|we|me)\s+/iu;
+
 /** "I love hiking" → "The user loves hiking"; undefined when the clause is not first-person. */
 function rewriteFirstPerson(clause: string, speaker: Speaker): string | undefined {
   // "My wife and I live in Rome" → "The user and their wife live in Rome": a plural subject.
-  const together = /^(?:my|our) ([\p{L}-]+(?: [\p{L}-]+)?) and (?:i|we|me)\s+/iu.exec(clause);
+  const together = TOGETHER.exec(clause);
   if (together) {
     return `${speaker.subject} and their ${together[1] ?? ''} ${thirdPersonRest(clause.slice(together[0].length))}`;
   }
@@ -475,16 +544,78 @@ function finish(statement: string): string | undefined {
   return `${(text[0] ?? '').toUpperCase()}${text.slice(1)}.`;
 }
 
-/** The facts of one clause of the speaker's, or nothing. */
 /** "Please remember that I'm allergic to nuts": the statement is what is to be remembered. */
 const REMEMBER =
   /^(?:please\s+)?(?:remember|note|keep in mind|be aware|fyi|for the record|just so you know)(?:\s+that)?[\s,:]+/iu;
 
+/** "…, so someone gentle would be great": what is wished for, then a word of praise from this list. */
+const WISH =
+  /^(.{1,80}?) would (?:really |just |also )?be (?:so |really |very |just )?(?:great|nice|ideal|perfect|lovely|wonderful|helpful|appreciated|amazing|fantastic|good|best|better|preferable)$/iu;
+/** Words that open what is wished for and are lower-case words in any sentence. */
+const DETERMINERS = words('a an the some someone somebody something somewhere any another more one two');
+
+/** "Someone gentle would be great" → "The user would like someone gentle", when the wish stands alone. */
+function wishOf(clause: string, speaker: Speaker): string | undefined {
+  if (!lower(clause).includes(' would ')) return undefined;
+  const wished = WISH.exec(clause)?.[1];
+  if (wished === undefined) return undefined;
+  const list = wordsOf(wished);
+  const first = list[0] ?? '';
+  if (list.length > 6 || isAnaphoric(wished) || isHedged(wished)) return undefined;
+  if ((FIRST_PERSON.has(first) && first !== 'my' && first !== 'our') || QUESTION_WORDS.has(first)) return undefined;
+  const text = DETERMINERS.has(first) ? `${lower(wished[0] ?? '')}${wished.slice(1)}` : wished;
+  return finish(`${speaker.subject} would like ${thirdPersonRest(text)}`);
+}
+
+/**
+ * "my daughter Mila" in "my daughter Mila needs a check-up": the speaker's relation a clause is
+ * about, found as the words after "my" or "our" up to a verb; undefined when no verb is in sight.
+ */
+function relationOf(clause: string): string | undefined {
+  const tokens = clause.split(/\s+/u, 6);
+  const opener = lower(tokens[0] ?? '');
+  if ((opener !== 'my' && opener !== 'our') || !/^\p{L}+$/u.test(tokens[1] ?? '')) return undefined;
+  for (let n = 2; n < tokens.length && n <= 4; n++) {
+    const token = tokens[n] ?? '';
+    const word = lower(token.replace(/[^\p{L}']+$/u, ''));
+    if (!word || NOT_IN_SUBJECT.has(word)) return undefined;
+    if (FINITE.has(word) || MODALS.has(word) || /(?:[^s]s|ed|n't)$/u.test(word)) return tokens.slice(0, n).join(' ');
+    // A name ("my daughter Mila") or an adjective ("my oldest son") is part of the subject.
+    if (token !== word && !/^\p{Lu}\p{Ll}*$/u.test(token)) return undefined;
+  }
+  return undefined;
+}
+
+/**
+ * "she is seven" right after "my daughter Mila needs a check-up" is about the daughter: the pronoun
+ * becomes the relation, when number and gender allow it. Any other pronoun stays, and the clause is
+ * then left out as leaning on the conversation.
+ */
+function resolvePronoun(clause: string, relation: string | undefined): string {
+  if (relation === undefined) return clause;
+  const said = firstWord(clause);
+  if (!PRONOUN_SUBJECTS.has(said)) return clause;
+  const pronoun = said.replace(/'.*$/u, '');
+  const named = wordsOf(relation).slice(1);
+  const head = named[named.length - 1] ?? '';
+  const plural = /[^s]s$|children$|people$/u.test(head);
+  const fits = pronoun === 'they' ? plural : !plural && !named.some((w) => (pronoun === 'he' ? FEMALE : MALE).has(w));
+  if (!fits) return clause;
+  let rest = clause.slice(said.length);
+  if (said.endsWith("'re")) rest = ` are${rest}`;
+  else if (said.endsWith("'s")) rest = `${/^\s+(?:been|got)\b/iu.test(rest) ? ' has' : ' is'}${rest}`;
+  return `${relation}${rest}`;
+}
+
+/** The fact of one piece of a sentence of the speaker's, or nothing. */
 function factOf(rawClause: string, speaker: Speaker): string | undefined {
   // Far longer than any statement it could keep: not worth reading.
   if (rawClause.length > 4 * MAX_FACT_CHARS) return undefined;
   const clause = moveLeadingAdverbial(stripClosers(stripOpeners(stripOpeners(rawClause).replace(REMEMBER, ''))));
-  if (!clause || isHedged(clause) || isAnaphoric(clause)) return undefined;
+  if (!clause) return undefined;
+  const wish = wishOf(clause, speaker);
+  if (wish !== undefined) return wish;
+  if (isHedged(clause) || isAnaphoric(clause)) return undefined;
   const opener = firstWord(clause);
   if (FIRST_PERSON.has(opener)) {
     if (isFiller(clause) || REQUEST.test(clause)) return undefined;
@@ -505,16 +636,26 @@ export function factsOfMessage(message: ConversationMessage): { content: string;
   const speaker = speakerOf(message);
   const facts: { content: string; kind: FactKind }[] = [];
   const seen = new Set<string>();
+  // The relation the previous piece was about, for a "she" or "he" that follows it.
+  let relation: string | undefined;
   for (const sentence of splitSentences(message.content)) {
-    let clauses: string[];
-    if (isQuestion(sentence)) {
-      const reason = reasonBeforeQuestion(sentence);
-      clauses = reason === undefined ? [] : [reason];
-    } else {
-      clauses = splitClauses(sentence);
-    }
-    for (const clause of clauses) {
-      const content = factOf(clause, speaker);
+    const asks = endsWithQuestionMark(sentence);
+    const clauses = splitClauses(sentence);
+    for (const [i, clause] of clauses.entries()) {
+      // Each piece is judged alone: the question mark belongs to the last one only, and a reason
+      // given for a question ("Since I'm diabetic, …?") is kept whichever piece holds it.
+      const question = isQuestion(clause) || (asks && i === clauses.length - 1);
+      const piece = question || asks ? reasonBeforeQuestion(clause) : undefined;
+      if (question && piece === undefined) {
+        relation = undefined;
+        continue;
+      }
+      const stripped = stripOpeners(piece ?? clause);
+      // "Oh, and she …": an opener alone keeps the relation for the pronoun after it.
+      if (!/[\p{L}\p{N}]/u.test(stripped)) continue;
+      const resolved = resolvePronoun(stripped, relation);
+      relation = relationOf(resolved);
+      const content = factOf(resolved, speaker);
       if (content === undefined || seen.has(lower(content))) continue;
       seen.add(lower(content));
       facts.push({ content, kind: kindOf(content) });

@@ -114,6 +114,82 @@ describe('heuristic extractor, statement by statement', () => {
     expect(splitClauses('I play tennis, I swim, and I run')).toEqual(['I play tennis', 'I swim', 'I run']);
   });
 
+  it('keeps the facts that share a message with a pleasantry, and drops the pleasantry alone', () => {
+    expect(said('Thanks. Oh, and my daughter Mila needs a check-up too, she is seven.')).toEqual([
+      "The user's daughter Mila needs a check-up.",
+      "The user's daughter Mila is seven.",
+    ]);
+    expect(said('I am really anxious about dental work, so someone gentle would be great')).toEqual([
+      'The user is really anxious about dental work.',
+      'The user would like someone gentle.',
+    ]);
+    expect(said("Perfect, thank you! By the way, I'm nervous about flying, so an aisle seat would be nice.")).toEqual([
+      'The user is nervous about flying.',
+      'The user would like an aisle seat.',
+    ]);
+    expect(said("I'm gluten intolerant, sorry to be a pain!")).toEqual(['The user is gluten intolerant.']);
+    expect(said('Yes. Also, my husband uses a wheelchair, and he needs assistance at the airport.')).toEqual([
+      "The user's husband uses a wheelchair.",
+      "The user's husband needs assistance at the airport.",
+    ]);
+    expect(
+      said('Great, thanks. My partner and I are celebrating our anniversary, so a quiet table would be lovely.'),
+    ).toEqual(['The user and their partner are celebrating their anniversary.', 'The user would like a quiet table.']);
+    expect(said("I don't drink alcohol and I go to bed early, so no late-night bar suggestions please.")).toEqual([
+      'The user does not drink alcohol.',
+      'The user goes to bed early.',
+    ]);
+    expect(said('I work night shifts; mornings are best for me.')).toEqual(['The user works night shifts.']);
+    expect(said("I'm diabetic, can you check the menu?")).toEqual(['The user is diabetic.']);
+    expect(said("I'm in London, is there a good hotel near King's Cross?")).toEqual(['The user is in London.']);
+    expect(said("I'm vegan, and a quiet table would be lovely, thanks!")).toEqual([
+      'The user is vegan.',
+      'The user would like a quiet table.',
+    ]);
+    // A comma before "and" may go on with a list: that is not a new piece.
+    expect(said('I have a dog, a cat, and a parrot.')).toEqual(['The user has a dog, a cat, and a parrot.']);
+  });
+
+  it('keeps facts said with "too" and two facts in one sentence, with the speaker named', () => {
+    expect(said('Hello again! Anyway, our dog Biscuit is twelve and he has arthritis.', 'Sofia')).toEqual([
+      "Sofia's dog Biscuit is twelve.",
+      "Sofia's dog Biscuit has arthritis.",
+    ]);
+    expect(said('Lovely, thanks so much. Oh and I work late on Fridays, so mornings would be ideal.', 'Sofia')).toEqual(
+      ['Sofia works late on Fridays.', 'Sofia would like mornings.'],
+    );
+    expect(said('Yes please. Our cat needs vaccinations too, thanks!', 'Sofia')).toEqual([
+      "Sofia's cat needs vaccinations.",
+    ]);
+    expect(said('Sounds good, cheers! Oh, and I am vegan as well.')).toEqual(['The user is vegan.']);
+  });
+
+  it('reads "he", "she" or "they" as the relation just named by the speaker, and as nothing else', () => {
+    expect(said('My parents are retired, and they live in Porto.')).toEqual([
+      "The user's parents are retired.",
+      "The user's parents live in Porto.",
+    ]);
+    expect(said('My wife is a nurse. Oh, and she works nights.')).toEqual([
+      "The user's wife is a nurse.",
+      "The user's wife works nights.",
+    ]);
+    // The pronoun cannot be the husband, nor the speaker: the clause needs the conversation.
+    expect(said('My husband is a pilot, she is lovely.')).toEqual(["The user's husband is a pilot."]);
+    expect(said('I love my sister, she is great.')).toEqual(['The user loves their sister.']);
+    expect(said('My son loves football. I met his coach, he is strict.')).toEqual(["The user's son loves football."]);
+  });
+
+  it('keeps a wish only when what is wished for stands alone', () => {
+    for (const text of [
+      'That would be great, thanks!',
+      'It would be nice if you called me back.',
+      'Something like that would be perfect.',
+      'Thanks so much, that is very kind.',
+    ]) {
+      expect({ text, facts: said(text) }).toEqual({ text, facts: [] });
+    }
+  });
+
   it('keeps standing instructions, and not one-off requests', () => {
     expect(said("Please don't call me before 10am.")).toEqual([
       'The user wants the assistant not to call them before 10am.',
@@ -182,7 +258,19 @@ describe('heuristic extractor, statement by statement', () => {
   });
 
   it('never adds a word that says something: every content word of a fact was in the message', () => {
-    const framing = new Set(['the', 'user', "user's", 'their', 'them', 'they', 'wants', 'assistant', 'to', 'not']);
+    const framing = new Set([
+      'the',
+      'user',
+      "user's",
+      'their',
+      'them',
+      'they',
+      'wants',
+      'like',
+      'assistant',
+      'to',
+      'not',
+    ]);
     for (const c of loadConversations()) {
       c.messages.forEach((m, i) => {
         const source = m.content.toLowerCase();
