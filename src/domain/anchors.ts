@@ -71,8 +71,30 @@ export async function findAnchorIdByExternalId(db: Db, tenantId: string, externa
 }
 
 /**
- * Creates the anchor unless the external id exists. ON CONFLICT makes concurrent first uses of
- * one external id agree on a single row.
+ * Holds the subject's row until the transaction ends (FOR KEY SHARE, the first lock of the order in
+ * partition.ts): a purge (FOR UPDATE) waits for every holder, and a writer that waited for a purge
+ * finds no row. False when there is no such subject (any more).
+ */
+export async function lockAnchor(db: Db, tenantId: string, id: string): Promise<boolean> {
+  if (!isUuid(id)) return false;
+  const row = await db
+    .selectFrom('entities')
+    .select('id')
+    .where('tenant_id', '=', tenantId)
+    .where('kind', '=', SUBJECT)
+    .where('id', '=', id)
+    .forKeyShare()
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** A purge that commits between our insert and our lock each time; past this many, give up. */
+const CLAIM_ATTEMPTS = 5;
+
+/**
+ * Creates the anchor unless the external id exists, and holds it as lockAnchor does. ON CONFLICT
+ * makes concurrent first uses of one external id agree on a single row; a purge that erases the row
+ * meanwhile makes the next attempt a first use again (API.md §4: an unknown external id creates).
  */
 export async function upsertAnchor(
   db: Db,
@@ -80,24 +102,33 @@ export async function upsertAnchor(
   tenantId: string,
   input: { externalId: string; name?: string | null | undefined; metadata?: Record<string, unknown> | undefined },
 ): Promise<{ id: string; created: boolean }> {
-  const inserted = await db
-    .insertInto('entities')
-    .values({
-      tenant_id: tenantId,
-      id: newId(),
-      kind: SUBJECT,
-      external_id: input.externalId,
-      name: input.name ?? null,
-      attributes: JSON.stringify(input.metadata ?? {}),
-      created_at: core.clock(),
-    })
-    .onConflict((oc) => oc.columns(['tenant_id', 'kind', 'external_id']).doNothing())
-    .returning('id')
-    .executeTakeFirst();
-  if (inserted) return { id: inserted.id, created: true };
-  const existing = await findAnchorIdByExternalId(db, tenantId, input.externalId);
-  if (!existing) throw new Error('anchor vanished between insert and select');
-  return { id: existing, created: false };
+  for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
+    const inserted = await db
+      .insertInto('entities')
+      .values({
+        tenant_id: tenantId,
+        id: newId(),
+        kind: SUBJECT,
+        external_id: input.externalId,
+        name: input.name ?? null,
+        attributes: JSON.stringify(input.metadata ?? {}),
+        created_at: core.clock(),
+      })
+      .onConflict((oc) => oc.columns(['tenant_id', 'kind', 'external_id']).doNothing())
+      .returning('id')
+      .executeTakeFirst();
+    if (inserted) return { id: inserted.id, created: true };
+    const existing = await db
+      .selectFrom('entities')
+      .select('id')
+      .where('tenant_id', '=', tenantId)
+      .where('kind', '=', SUBJECT)
+      .where('external_id', '=', input.externalId)
+      .forKeyShare()
+      .executeTakeFirst();
+    if (existing) return { id: existing.id, created: false };
+  }
+  throw new AppError('conflict', 'the subject was purged again and again while being named; retry');
 }
 
 export interface AnchorRef {
@@ -106,8 +137,10 @@ export interface AnchorRef {
 }
 
 /**
- * Turns the two ways of naming a subject into one anchor id. `create` makes an unknown external
- * id into a new anchor (stores do, recall never does: there it simply matches nothing).
+ * Turns the two ways of naming a subject into one anchor id. `create` is for writers: it makes an
+ * unknown external id into a new anchor (stores do, recall never does: there it simply matches
+ * nothing) and holds the anchor until the transaction ends (lockAnchor), so that what the writer
+ * then adds cannot outlive a purge or slip in half-way through one.
  * Returns undefined when neither is given, null when nothing matches and `create` is off.
  */
 export async function resolveAnchor(
@@ -119,7 +152,12 @@ export async function resolveAnchor(
 ): Promise<string | null | undefined> {
   let byId: string | undefined;
   if (ref.anchorId !== undefined) {
-    byId = (await getAnchor(db, tenantId, ref.anchorId)).id;
+    if (create) {
+      if (!(await lockAnchor(db, tenantId, ref.anchorId))) throw notFound('anchor');
+      byId = ref.anchorId;
+    } else {
+      byId = (await getAnchor(db, tenantId, ref.anchorId)).id;
+    }
   }
   if (ref.anchorExternalId === undefined) return byId;
   const byExternal = create

@@ -3,6 +3,7 @@ import type { Binding } from '../config.js';
 import type { Db } from '../db/connect.js';
 import { vectorParam } from '../db/vector.js';
 import { AppError, notFound } from '../errors.js';
+import { lockAnchor } from './anchors.js';
 import { recordEvent } from './audit.js';
 import type { Actor, Core } from './core.js';
 import { effectiveConfidence } from './decay.js';
@@ -153,6 +154,9 @@ export async function deleteMemory(core: Core, actor: Actor, id: string): Promis
   await core.db.transaction().execute(async (trx) => {
     const row = await findMemoryRow(trx, actor.tenantId, id);
     if (!row) throw notFound('memory');
+    // The subject first (the lock order of partition.ts): a purge then erases this delete's event
+    // too, or has erased the memory already.
+    if (row.anchor_id && !(await lockAnchor(trx, actor.tenantId, row.anchor_id))) throw notFound('memory');
     if (row.binding === 'canon') {
       throw new AppError('conflict', 'canon entries are deleted through DELETE /v1/canon/{id} with an admin key');
     }

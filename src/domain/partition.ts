@@ -2,6 +2,7 @@ import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kyse
 import type { Binding } from '../config.js';
 import type { Db } from '../db/connect.js';
 import type { Database } from '../db/schema.js';
+import { sessionMemoryGone } from './session-memories.js';
 
 /**
  * The unit within which memories reinforce, contradict and supersede each other (API.md §6): one
@@ -31,6 +32,16 @@ export function partitionKey(p: Partition): string {
 /**
  * Serializes stores into one partition across connections and processes until the transaction
  * ends, so two stores of the same fact reinforce once each instead of inserting twice.
+ *
+ * The lock order. Every transaction that writes what belongs to a subject takes its locks in this
+ * order, skipping those it does not need, so that two of them never wait on each other in a cycle:
+ *   1. the subject's entity row: FOR KEY SHARE by writers (stores, session start and end, memory
+ *      deletes, the sweeper; lockAnchor in anchors.ts), FOR UPDATE by a purge, which therefore waits
+ *      for the writers in flight and makes later ones wait for it, then find the subject gone;
+ *   2. the session row: FOR SHARE by a store into it, FOR UPDATE by its end (a purge deletes it);
+ *   3. the partition advisory locks, anchored before session when a store takes both;
+ *   4. memory rows, by updating or deleting them.
+ * A session's subject is read unlocked before step 1, which is safe because it never changes.
  */
 export async function lockPartition(trx: Db, p: Partition): Promise<void> {
   await sql`SELECT pg_advisory_xact_lock(hashtextextended(${partitionKey(p)}, 0))`.execute(trx);
@@ -50,8 +61,7 @@ export function inPartition(eb: MemoryEb, p: Partition, now: Date): Expression<S
       return eb.and([
         ...common,
         p.anchorId ? eb('m.anchor_id', '=', p.anchorId) : eb('m.session_id', '=', p.sessionId),
-        sql<SqlBool>`NOT EXISTS (SELECT 1 FROM sessions s WHERE s.tenant_id = m.tenant_id
-          AND s.id = m.session_id AND s.expires_at <= ${now})`,
+        eb.not(sessionMemoryGone(now)),
       ]);
   }
 }

@@ -19,6 +19,9 @@ export interface PurgeResult {
 export async function purgeAnchor(core: Core, actor: Actor, anchorId: string): Promise<PurgeResult> {
   if (!isUuid(anchorId)) throw notFound('anchor');
   return core.db.transaction().execute(async (trx) => {
+    // The subject's row first, as every writer locks it first (partition.ts): once this holds, no
+    // writer is half-way through the subject and none can start, so each DELETE below, reading
+    // afresh, sees everything there is to erase and nothing waits on anything this holds.
     const anchor = await trx
       .selectFrom('entities')
       .select('id')

@@ -1,7 +1,17 @@
+import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import type { Db } from '../db/connect.js';
 import type { Core } from './core.js';
 import { MEMORY_COLUMNS, memoriesWithAnchor, toMemory, type Memory } from './memories.js';
 import { getSession, type Session } from './sessions.js';
+
+/**
+ * Whether the session memory `m` has outlived its session at `now`, as SQL on memories `m`: its
+ * session has expired. Such a memory is gone for the store path at once and deleted by the sweeper.
+ */
+export function sessionMemoryGone(now: Date): RawBuilder<SqlBool> {
+  return sql<SqlBool>`EXISTS (SELECT 1 FROM sessions s WHERE s.tenant_id = m.tenant_id
+    AND s.id = m.session_id AND s.expires_at <= ${now})`;
+}
 
 /**
  * A session with the memories stored in it, oldest first: its short-term (`session`) memories and

@@ -1,6 +1,6 @@
 import type { Db } from '../db/connect.js';
 import { AppError, notFound } from '../errors.js';
-import { resolveAnchor, type AnchorRef } from './anchors.js';
+import { lockAnchor, resolveAnchor, type AnchorRef } from './anchors.js';
 import { recordEvent } from './audit.js';
 import type { Actor, Core } from './core.js';
 import { isUuid, newId } from './text.js';
@@ -84,6 +84,7 @@ export async function createSession(
   input: { agentId: string; anchor: AnchorRef; metadata?: Record<string, unknown> | undefined },
 ): Promise<Session> {
   return core.db.transaction().execute(async (trx) => {
+    // Holds the subject until the session row is in, so a purge cannot erase it in between.
     const anchorId = (await resolveAnchor(trx, core, actor.tenantId, input.anchor, true)) ?? null;
     const id = newId();
     await trx
@@ -106,6 +107,10 @@ export async function createSession(
 /** Ends a session once; ending it again returns it unchanged and records nothing. */
 export async function endSession(core: Core, actor: Actor, id: string): Promise<Session> {
   return core.db.transaction().execute(async (trx) => {
+    // The subject before the session (the lock order of partition.ts), so that a purge either waits
+    // for this end or has erased the session before it: never does the end's event outlive a purge.
+    const peeked = await findSession(trx, actor.tenantId, id);
+    if (peeked?.anchor_id && !(await lockAnchor(trx, actor.tenantId, peeked.anchor_id))) throw notFound('session');
     const row = await findSession(trx, actor.tenantId, id, 'update');
     if (!row) throw notFound('session');
     if (row.status === 'ended') return toSession(row);

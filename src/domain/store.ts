@@ -1,9 +1,9 @@
 import type { Binding } from '../config.js';
 import type { Db } from '../db/connect.js';
 import { cosineDistance } from '../db/vector.js';
-import { AppError } from '../errors.js';
+import { AppError, notFound } from '../errors.js';
 import { identityText, nearDuplicateThreshold, sameValues } from '../beliefs/near-duplicate.js';
-import { findAnchorIdByExternalId, resolveAnchor, type AnchorRef } from './anchors.js';
+import { findAnchorIdByExternalId, lockAnchor, resolveAnchor, type AnchorRef } from './anchors.js';
 import { recordEvent } from './audit.js';
 import type { Actor, Core } from './core.js';
 import { findMemoryRow, insertMemory, toMemory, type Memory } from './memories.js';
@@ -39,25 +39,38 @@ const anchorNamed = (ref: AnchorRef): boolean => ref.anchorId !== undefined || r
 /**
  * API.md §4: an anchor makes the memory `anchored` (a session named too is kept as provenance);
  * a session alone makes it `session`, owned by the session's anchor; neither makes it `private`.
- * `create` off resolves without writing (an unknown external id then places nothing).
+ * `create` off resolves without writing or locking (an unknown external id then places nothing);
+ * on, it takes the subject's and the session's locks in the order of partition.ts.
  */
 async function place(db: Db, core: Core, actor: Actor, input: StoreInput, create: boolean): Promise<Partition | null> {
   const tenantId = actor.tenantId;
-  // The session is checked before an anchor is created, so a refused store leaves nothing behind;
-  // a writing store holds it shared so that an end cannot slip in before the commit.
-  const session =
+  // A session's subject never changes, so it is read unlocked first: the subject must be locked
+  // before the session. A refused store rolls back whatever it created on the way.
+  const peeked =
     input.sessionId !== undefined
-      ? await resolveSession(db, tenantId, input.sessionId, input.anchor.anchorId, { mustBeActive: create })
+      ? await resolveSession(db, tenantId, input.sessionId, input.anchor.anchorId, { mustBeActive: false })
       : undefined;
   const base = { tenantId, agentId: input.agentId };
+  let anchorId = peeked?.anchorId ?? null;
   if (anchorNamed(input.anchor)) {
-    const anchorId = create
+    const named = create
       ? await resolveAnchor(db, core, tenantId, input.anchor, true)
       : (input.anchor.anchorId ?? (await findAnchorIdByExternalId(db, tenantId, input.anchor.anchorExternalId ?? '')));
-    if (!anchorId) return null;
-    if (session?.anchorId && session.anchorId !== anchorId) {
+    if (!named) return null;
+    if (anchorId && anchorId !== named) {
       throw new AppError('conflict', 'the session belongs to another anchor than the one named');
     }
+    anchorId = named;
+  } else if (create && anchorId && !(await lockAnchor(db, tenantId, anchorId))) {
+    // The session's subject was purged, and the session with it.
+    throw notFound('session');
+  }
+  // A writing store holds the session shared, so that an end cannot slip in before the commit.
+  const session =
+    create && input.sessionId !== undefined
+      ? await resolveSession(db, tenantId, input.sessionId, anchorId, { mustBeActive: true })
+      : peeked;
+  if (anchorNamed(input.anchor)) {
     return { ...base, binding: 'anchored', anchorId, sessionId: session?.sessionId ?? null };
   }
   if (session) return { ...base, binding: 'session', anchorId: session.anchorId, sessionId: session.sessionId };

@@ -1,6 +1,9 @@
 import { sql } from 'kysely';
+import { lockAnchor } from './anchors.js';
 import { recordEvent } from './audit.js';
 import type { Core } from './core.js';
+import { lockPartition } from './partition.js';
+import { sessionMemoryGone } from './session-memories.js';
 
 // Any fixed number, different from the migration lock; every process sweeping this database uses it.
 const SWEEP_LOCK_KEY = 7_214_003_118_505_002;
@@ -12,50 +15,95 @@ export interface SweepResult {
   expired: number;
 }
 
+interface DueSession {
+  tenant_id: string;
+  id: string;
+  anchor_id: string | null;
+}
+
+/**
+ * Deletes one session's memories that have outlived it, in the lock order of partition.ts: its
+ * subject, then its partition, so that neither a purge nor a store into the subject waits on the
+ * sweep in a cycle, and no store reinforces a memory as it is deleted. null when another process
+ * holds the sweep.
+ */
+async function sweepSession(core: Core, due: DueSession): Promise<number | null> {
+  return core.db.transaction().execute(async (trx) => {
+    const lock = await sql<{
+      locked: boolean;
+    }>`SELECT pg_try_advisory_xact_lock(${sql.raw(String(SWEEP_LOCK_KEY))}) AS locked`.execute(trx);
+    if (lock.rows[0]?.locked !== true) return null;
+    // A purge took the subject, and the session with it, meanwhile.
+    if (due.anchor_id && !(await lockAnchor(trx, due.tenant_id, due.anchor_id))) return 0;
+    await lockPartition(trx, {
+      tenantId: due.tenant_id,
+      binding: 'session',
+      agentId: '',
+      anchorId: due.anchor_id,
+      sessionId: due.id,
+    });
+    const rows = await trx
+      .deleteFrom('memories as m')
+      .where('m.tenant_id', '=', due.tenant_id)
+      .where('m.session_id', '=', due.id)
+      .where('m.binding', '=', 'session')
+      .where(sessionMemoryGone(core.clock()))
+      .returning(['m.id', 'm.agent_id', 'm.anchor_id', 'm.session_id', 'm.confidence'])
+      .execute();
+    for (const row of rows) {
+      await recordEvent(
+        trx,
+        core,
+        { tenantId: due.tenant_id, keyId: null, scopes: new Set() },
+        {
+          action: 'expired',
+          agentId: row.agent_id,
+          memoryId: row.id,
+          anchorId: row.anchor_id,
+          sessionId: row.session_id,
+          changes: { binding: 'session', confidence: row.confidence },
+        },
+      );
+    }
+    return rows.length;
+  });
+}
+
 /**
  * Hard-deletes the unpromoted memories of sessions whose expiry has passed, recording an `expired`
- * event for each. One process sweeps at a time: the transaction-scoped try-lock lets the others skip
- * instead of queueing, and is released by the commit even if the process dies.
+ * event for each, one session per transaction. One process sweeps at a time: the transaction-scoped
+ * try-lock lets the others skip instead of queueing, and is released by the commit even if the
+ * process dies.
  */
 export async function sweepExpiredSessions(core: Core): Promise<SweepResult> {
   let expired = 0;
   for (;;) {
-    const batch = await core.db.transaction().execute(async (trx) => {
-      const lock = await sql<{
-        locked: boolean;
-      }>`SELECT pg_try_advisory_xact_lock(${sql.raw(String(SWEEP_LOCK_KEY))}) AS locked`.execute(trx);
-      if (lock.rows[0]?.locked !== true) return null;
-      const rows = await trx
-        .selectFrom('memories as m')
-        .innerJoin('sessions as s', (j) =>
-          j.onRef('s.tenant_id', '=', 'm.tenant_id').onRef('s.id', '=', 'm.session_id'),
-        )
-        .select(['m.tenant_id', 'm.id', 'm.agent_id', 'm.anchor_id', 'm.session_id', 'm.confidence'])
-        .where('m.binding', '=', 'session')
-        .where('s.expires_at', '<=', core.clock())
-        .limit(BATCH)
-        .execute();
-      for (const row of rows) {
-        await trx.deleteFrom('memories').where('tenant_id', '=', row.tenant_id).where('id', '=', row.id).execute();
-        await recordEvent(
-          trx,
-          core,
-          { tenantId: row.tenant_id, keyId: null, scopes: new Set() },
-          {
-            action: 'expired',
-            agentId: row.agent_id,
-            memoryId: row.id,
-            anchorId: row.anchor_id,
-            sessionId: row.session_id,
-            changes: { binding: 'session', confidence: row.confidence },
-          },
-        );
-      }
-      return rows.length;
-    });
-    if (batch === null) return { leader: false, expired };
-    expired += batch;
-    if (batch < BATCH) return { leader: true, expired };
+    const due = await core.db
+      .selectFrom('sessions as s')
+      .select(['s.tenant_id', 's.id', 's.anchor_id'])
+      .where('s.expires_at', '<=', core.clock())
+      .where((eb) =>
+        eb.exists(
+          eb
+            .selectFrom('memories as m')
+            .select('m.id')
+            .whereRef('m.tenant_id', '=', 's.tenant_id')
+            .whereRef('m.session_id', '=', 's.id')
+            .where('m.binding', '=', 'session')
+            .where(sessionMemoryGone(core.clock())),
+        ),
+      )
+      .limit(BATCH)
+      .execute();
+    let swept = 0;
+    for (const session of due) {
+      const deleted = await sweepSession(core, session);
+      if (deleted === null) return { leader: false, expired };
+      swept += deleted;
+    }
+    expired += swept;
+    // A full batch may hide more; one that deleted nothing would only find itself again.
+    if (due.length < BATCH || swept === 0) return { leader: true, expired };
   }
 }
 
