@@ -9,6 +9,7 @@ export const AUDIT_ACTIONS = [
   'reinforced',
   'superseded',
   'promoted',
+  'merged',
   'deleted',
   'expired',
   'session_ended',

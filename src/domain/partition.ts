@@ -31,7 +31,8 @@ export function partitionKey(p: Partition): string {
 
 /**
  * Serializes stores into one partition across connections and processes until the transaction
- * ends, so two stores of the same fact reinforce once each instead of inserting twice.
+ * ends, so two stores of the same fact reinforce once each instead of inserting twice. Only a
+ * session store's look at its subject's profile crosses partitions (store.ts).
  *
  * The lock order. Every transaction that writes what belongs to a subject takes its locks in this
  * order, skipping those it does not need, so that two of them never wait on each other in a cycle:
@@ -44,7 +45,19 @@ export function partitionKey(p: Partition): string {
  * A session's subject is read unlocked before step 1, which is safe because it never changes.
  */
 export async function lockPartition(trx: Db, p: Partition): Promise<void> {
-  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${partitionKey(p)}, 0))`.execute(trx);
+  // A subject's session memories defer to its durable profile (store.ts: one copy of each fact), so
+  // whoever changes them holds the profile's partition too, taken first.
+  if (p.binding === 'session' && p.anchorId) await lockKey(trx, partitionKey(anchoredOf(p)));
+  await lockKey(trx, partitionKey(p));
+}
+
+async function lockKey(trx: Db, key: string): Promise<void> {
+  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))`.execute(trx);
+}
+
+/** The durable profile of a session partition's subject. */
+export function anchoredOf(p: Partition): Partition {
+  return { ...p, binding: 'anchored', sessionId: null };
 }
 
 type MemoryEb = ExpressionBuilder<Database & { m: Database['memories'] }, 'm'>;

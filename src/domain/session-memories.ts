@@ -4,13 +4,40 @@ import type { Core } from './core.js';
 import { MEMORY_COLUMNS, memoriesWithAnchor, toMemory, type Memory } from './memories.js';
 import { getSession, type Session } from './sessions.js';
 
+interface MemoryMentionsTable {
+  tenant_id: string;
+  memory_id: string;
+  session_id: string;
+}
+
+const mentions = (db: Db) => db.$extendTables<{ memory_mentions: MemoryMentionsTable }>();
+
 /**
- * Whether the session memory `m` has outlived its session at `now`, as SQL on memories `m`: its
- * session has expired. Such a memory is gone for the store path at once and deleted by the sweeper.
+ * Notes that a later session of the subject stored the session memory again. The memory keeps the
+ * session it was formed in (provenance) instead of moving to the later one, and this note keeps it
+ * alive for as long as the later session mentions it (sessionMemoryGone).
+ */
+export async function recordMention(trx: Db, tenantId: string, memoryId: string, sessionId: string): Promise<void> {
+  await mentions(trx)
+    .insertInto('memory_mentions')
+    .values({ tenant_id: tenantId, memory_id: memoryId, session_id: sessionId })
+    .onConflict((oc) => oc.columns(['tenant_id', 'memory_id', 'session_id']).doNothing())
+    .execute();
+}
+
+/**
+ * Whether the session memory `m` has outlived its sessions at `now`, as SQL on memories `m`: the
+ * session it was formed in has expired, and so has every later session that stored it again (or
+ * there is none). Such a memory is gone for the store path at once and deleted by the sweeper; one
+ * that a live session still mentions stays, so that its reinforcements can still promote it.
  */
 export function sessionMemoryGone(now: Date): RawBuilder<SqlBool> {
-  return sql<SqlBool>`EXISTS (SELECT 1 FROM sessions s WHERE s.tenant_id = m.tenant_id
-    AND s.id = m.session_id AND s.expires_at <= ${now})`;
+  return sql<SqlBool>`(EXISTS (SELECT 1 FROM sessions s WHERE s.tenant_id = m.tenant_id
+      AND s.id = m.session_id AND s.expires_at <= ${now})
+    AND NOT EXISTS (SELECT 1 FROM memory_mentions mm
+      JOIN sessions s ON s.tenant_id = mm.tenant_id AND s.id = mm.session_id
+      WHERE mm.tenant_id = m.tenant_id AND mm.memory_id = m.id
+        AND (s.expires_at IS NULL OR s.expires_at > ${now})))`;
 }
 
 /**

@@ -6,8 +6,9 @@ import { identityText, nearDuplicateThreshold, sameValues } from '../beliefs/nea
 import { findAnchorIdByExternalId, lockAnchor, resolveAnchor, type AnchorRef } from './anchors.js';
 import { recordEvent } from './audit.js';
 import type { Actor, Core } from './core.js';
-import { findMemoryRow, insertMemory, toMemory, type Memory } from './memories.js';
-import { inPartition, lockPartition, type Partition } from './partition.js';
+import { findMemoryRow, insertMemory, toMemory, type Memory, type MemoryRow } from './memories.js';
+import { anchoredOf, inPartition, lockPartition, type Partition } from './partition.js';
+import { recordMention } from './session-memories.js';
 import { resolveSession } from './sessions.js';
 import { newId } from './text.js';
 
@@ -117,6 +118,8 @@ export async function storeMemory(core: Core, actor: Actor, input: StoreInput): 
     // The deterministic detector judges here, on exactly the memories the lock protects.
     const judged = prejudged ?? (await verdicts(core, content, candidates));
     const duplicate = await findDuplicate(core, content, candidates, judged);
+    const twin = await profileTwin(trx, core, partition, content, embedding, now);
+    if (twin) return reinforce(trx, core, actor, partition, twin.id, now, duplicate?.id);
     if (duplicate) return reinforce(trx, core, actor, partition, duplicate.id, now);
 
     const id = newId();
@@ -199,6 +202,32 @@ async function findDuplicate(
   return undefined;
 }
 
+/**
+ * The durable profile holds one copy of each fact: a store into a subject's session finds the same
+ * text (up to case and punctuation) there first, and reinforces that copy instead of starting or
+ * reinforcing one of its own. Only the same text counts: a near-identical one may be another
+ * speaker's, and the session partition keeps those apart itself.
+ */
+async function profileTwin(
+  trx: Db,
+  core: Core,
+  partition: Partition,
+  content: string,
+  embedding: Float32Array,
+  now: Date,
+): Promise<Candidate | undefined> {
+  if (partition.binding !== 'session' || !partition.anchorId) return undefined;
+  const identity = identityText(content);
+  const profile = await nearest(trx, core, anchoredOf(partition), embedding, now);
+  return profile.find((c) => identityText(c.content) === identity);
+}
+
+/**
+ * Reinforces memory `id` for this store. With `mergedId`, a session copy of the same fact merges
+ * into it: every store that copy counted (its creation and its reinforcements) reinforces `id` as
+ * well, and the copy is marked superseded by `id`, so it leaves recall and the store path and goes
+ * with its session.
+ */
 async function reinforce(
   trx: Db,
   core: Core,
@@ -206,11 +235,16 @@ async function reinforce(
   partition: Partition,
   id: string,
   now: Date,
+  mergedId?: string,
 ): Promise<StoreResult> {
   const row = await findMemoryRow(trx, actor.tenantId, id);
   if (!row) throw new Error('duplicate vanished under the partition lock');
-  const confidence = row.confidence + 0.15 * (1 - row.confidence);
-  const count = row.reinforcement_count + 1;
+  const merged = mergedId === undefined ? undefined : await findMemoryRow(trx, actor.tenantId, mergedId);
+  const steps = 1 + (merged ? merged.reinforcement_count + 1 : 0);
+  let confidence = row.confidence;
+  for (let i = 0; i < steps; i++) confidence += 0.15 * (1 - confidence);
+  const count = row.reinforcement_count + steps;
+  // Only a session memory without a twin in the profile comes here to be promoted (profileTwin).
   const promote = row.binding === 'session' && row.anchor_id !== null && count >= PROMOTE_AT;
   const binding: Binding = promote ? 'anchored' : row.binding;
   await trx
@@ -222,18 +256,26 @@ async function reinforce(
       updated_at: now,
       binding,
       decay_rate: core.config.decayPerDay[binding],
-      // A session memory lives as long as the latest session that mentions it, so a reinforcement
-      // from a new session is not swept away with the old one.
-      ...(row.binding === 'session' && partition.sessionId ? { session_id: partition.sessionId } : {}),
     })
     .where('tenant_id', '=', actor.tenantId)
     .where('id', '=', id)
     .execute();
+  // The memory stays with the session it was formed in; a later session that stores it again keeps
+  // it from being swept with that one for as long as the later session lives.
+  if (binding === 'session' && partition.sessionId && row.session_id && partition.sessionId !== row.session_id) {
+    await recordMention(trx, actor.tenantId, id, partition.sessionId);
+  }
   const event = { agentId: partition.agentId, memoryId: id, anchorId: row.anchor_id, sessionId: partition.sessionId };
   await recordEvent(trx, core, actor, {
     ...event,
     action: 'reinforced',
-    changes: { confidence_before: row.confidence, confidence, reinforcement_count: count, binding: row.binding },
+    changes: {
+      confidence_before: row.confidence,
+      confidence,
+      reinforcement_count: count,
+      binding: row.binding,
+      ...(merged ? { merged_from: merged.id } : {}),
+    },
   });
   if (promote) {
     await recordEvent(trx, core, actor, {
@@ -242,9 +284,35 @@ async function reinforce(
       changes: { binding_before: 'session', binding: 'anchored', reinforcement_count: count },
     });
   }
+  if (merged) await markMerged(trx, core, actor, partition, merged, id, now);
   const updated = await findMemoryRow(trx, actor.tenantId, id);
   if (!updated) throw new Error('memory vanished after reinforcement');
   return { memory: toMemory(updated, now), outcome: promote ? 'promoted' : 'reinforced', supersedes: [] };
+}
+
+async function markMerged(
+  trx: Db,
+  core: Core,
+  actor: Actor,
+  partition: Partition,
+  copy: MemoryRow,
+  intoId: string,
+  now: Date,
+): Promise<void> {
+  await trx
+    .updateTable('memories')
+    .set({ status: 'superseded', superseded_by: intoId, updated_at: now })
+    .where('tenant_id', '=', actor.tenantId)
+    .where('id', '=', copy.id)
+    .execute();
+  await recordEvent(trx, core, actor, {
+    action: 'merged',
+    agentId: partition.agentId,
+    memoryId: copy.id,
+    anchorId: copy.anchor_id,
+    sessionId: copy.session_id,
+    changes: { merged_into: intoId, binding: copy.binding, reinforcement_count: copy.reinforcement_count },
+  });
 }
 
 async function supersede(
