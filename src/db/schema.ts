@@ -23,6 +23,8 @@ export interface ApiKeysTable {
   created_at: DefaultedTimestamp;
   last_used_at: Timestamp | null;
   revoked_at: Timestamp | null;
+  /** Migration 0005: the agents the key may act as; null for every agent of the tenant. */
+  agent_ids: ColumnType<string[] | null, string[] | null | undefined, string[] | null>;
 }
 
 export interface EntitiesTable {

@@ -1,5 +1,6 @@
 import type { Db } from '../db/connect.js';
 import { AppError, isUniqueViolation, notFound } from '../errors.js';
+import { actAs } from './agent-binding.js';
 import { recordEvent } from './audit.js';
 import { insertMemory } from './memories.js';
 import type { Actor, Core } from './core.js';
@@ -51,6 +52,8 @@ export async function writeCanon(
   actor: Actor,
   input: { agentId: string; content: string; metadata?: Record<string, unknown> | undefined },
 ): Promise<{ entry: CanonEntry; created: boolean }> {
+  // Canon is every agent's, but the entry names its writer: a bound key writes only as its agents.
+  actAs(actor, input.agentId);
   const key = contentKey(input.content);
   const existing = await findByKey(core.db, actor.tenantId, key);
   if (existing) return { entry: toCanon(existing), created: false };

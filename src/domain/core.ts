@@ -45,4 +45,9 @@ export interface Actor {
   /** null for actions taken outside any key (setup from the command line). */
   readonly keyId: string | null;
   readonly scopes: ReadonlySet<Scope>;
+  /**
+   * The agents a key bound to agents may act as (src/domain/agent-binding.ts). Absent or null: every
+   * agent of the tenant, as for keys without a list, setup, the sweeper and stdio.
+   */
+  readonly agentIds?: ReadonlySet<string> | null;
 }

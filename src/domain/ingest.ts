@@ -3,6 +3,7 @@ import { identityText } from '../beliefs/near-duplicate.js';
 import type { Db } from '../db/connect.js';
 import { AppError } from '../errors.js';
 import type { ConversationMessage, ExtractedFact } from '../extraction/extractor.js';
+import { actAs } from './agent-binding.js';
 import { resolveAnchor, type AnchorRef } from './anchors.js';
 import type { Actor, Core } from './core.js';
 import type { Memory } from './memories.js';
@@ -162,6 +163,8 @@ function distinct(facts: readonly ExtractedFact[]): ExtractedFact[] {
  * promotion included).
  */
 export async function ingestConversation(core: Core, actor: Actor, input: IngestInput): Promise<IngestResult> {
+  // Before anything is extracted: each store checks too, but a refused ingest must cost nothing.
+  actAs(actor, input.agentId);
   const target = await checkTarget(core, actor, input);
   const conversationId = input.conversationId;
   const done =

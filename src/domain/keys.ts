@@ -1,6 +1,7 @@
 import { createHash, randomInt } from 'node:crypto';
 import type { Db } from '../db/connect.js';
 import { AppError, notFound } from '../errors.js';
+import { assertCanGrant } from './agent-binding.js';
 import { recordEvent } from './audit.js';
 import { SCOPES, type Actor, type Core, type Scope } from './core.js';
 import { newId } from './text.js';
@@ -28,6 +29,8 @@ export interface ApiKeyView {
   created_at: string;
   last_used_at: string | null;
   revoked_at: string | null;
+  /** The agents the key may act as; null when it may act as any agent of the tenant. */
+  agent_ids: string[] | null;
 }
 
 interface KeyRow {
@@ -38,7 +41,19 @@ interface KeyRow {
   created_at: Date;
   last_used_at: Date | null;
   revoked_at: Date | null;
+  agent_ids: string[] | null;
 }
+
+const KEY_COLUMNS = [
+  'id',
+  'name',
+  'key_prefix',
+  'scopes',
+  'created_at',
+  'last_used_at',
+  'revoked_at',
+  'agent_ids',
+] as const;
 
 const toView = (r: KeyRow): ApiKeyView => ({
   id: r.id,
@@ -48,6 +63,7 @@ const toView = (r: KeyRow): ApiKeyView => ({
   created_at: r.created_at.toISOString(),
   last_used_at: r.last_used_at?.toISOString() ?? null,
   revoked_at: r.revoked_at?.toISOString() ?? null,
+  agent_ids: r.agent_ids,
 });
 
 /** Inserts a key row in the caller's transaction; the plaintext is returned once and never stored. */
@@ -57,6 +73,7 @@ export async function insertKey(
   tenantId: string,
   name: string,
   scopes: readonly Scope[],
+  agentIds: readonly string[] | null = null,
 ): Promise<{ view: ApiKeyView; apiKey: string }> {
   const ordered = SCOPES.filter((s) => scopes.includes(s));
   const apiKey = generateApiKey(ordered.includes('admin'));
@@ -69,9 +86,11 @@ export async function insertKey(
       key_prefix: apiKey.slice(0, PREFIX_LENGTH),
       key_hash: hashApiKey(apiKey),
       scopes: ordered,
+      // Each agent once, in the order given.
+      agent_ids: agentIds === null ? null : [...new Set(agentIds)],
       created_at: core.clock(),
     })
-    .returning(['id', 'name', 'key_prefix', 'scopes', 'created_at', 'last_used_at', 'revoked_at'])
+    .returning(KEY_COLUMNS)
     .executeTakeFirstOrThrow();
   return { view: toView(row), apiKey };
 }
@@ -81,12 +100,15 @@ export async function createKey(
   actor: Actor,
   name: string,
   scopes: readonly Scope[],
+  agentIds: readonly string[] | null = null,
 ): Promise<{ view: ApiKeyView; apiKey: string }> {
+  assertCanGrant(actor, agentIds);
   return core.db.transaction().execute(async (trx) => {
-    const created = await insertKey(trx, core, actor.tenantId, name, scopes);
+    const created = await insertKey(trx, core, actor.tenantId, name, scopes, agentIds);
+    const bound = created.view.agent_ids;
     await recordEvent(trx, core, actor, {
       action: 'key_created',
-      changes: { key_id: created.view.id, scopes: created.view.scopes },
+      changes: { key_id: created.view.id, scopes: created.view.scopes, ...(bound ? { agent_ids: bound } : {}) },
     });
     return created;
   });
@@ -95,7 +117,7 @@ export async function createKey(
 export async function listKeys(db: Db, tenantId: string): Promise<ApiKeyView[]> {
   const rows = await db
     .selectFrom('api_keys')
-    .select(['id', 'name', 'key_prefix', 'scopes', 'created_at', 'last_used_at', 'revoked_at'])
+    .select(KEY_COLUMNS)
     .where('tenant_id', '=', tenantId)
     .orderBy('created_at')
     .orderBy('id')
@@ -134,7 +156,7 @@ export async function authenticate(core: Core, rawKey: string): Promise<Actor | 
   if (!KEY_SHAPE.test(rawKey)) return null;
   const row = await core.db
     .selectFrom('api_keys')
-    .select(['tenant_id', 'id', 'scopes', 'last_used_at'])
+    .select(['tenant_id', 'id', 'scopes', 'last_used_at', 'agent_ids'])
     .where('key_hash', '=', hashApiKey(rawKey))
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
@@ -153,5 +175,6 @@ export async function authenticate(core: Core, rawKey: string): Promise<Actor | 
     tenantId: row.tenant_id,
     keyId: row.id,
     scopes: new Set(row.scopes.filter((s): s is Scope => (SCOPES as readonly string[]).includes(s))),
+    agentIds: row.agent_ids === null ? null : new Set(row.agent_ids),
   };
 }

@@ -3,8 +3,9 @@ import type { Binding } from '../config.js';
 import type { Db } from '../db/connect.js';
 import { vectorParam } from '../db/vector.js';
 import { AppError, notFound } from '../errors.js';
+import { canSeeMemory } from './agent-binding.js';
+import { memoryHistory, recordEvent, type AuditEvent } from './audit.js';
 import { lockAnchor } from './anchors.js';
-import { recordEvent } from './audit.js';
 import type { Actor, Core } from './core.js';
 import { effectiveConfidence } from './decay.js';
 import { contentKey, isUuid } from './text.js';
@@ -103,10 +104,28 @@ export async function findMemoryRow(db: Db, tenantId: string, id: string): Promi
     .executeTakeFirst();
 }
 
-export async function getMemory(core: Core, tenantId: string, id: string): Promise<Memory> {
-  const row = await findMemoryRow(core.db, tenantId, id);
-  if (!row) throw notFound('memory');
+/** A memory the actor may see: another agent's private memory is answered as a missing one. */
+export async function getMemory(core: Core, actor: Actor, id: string): Promise<Memory> {
+  const row = await findMemoryRow(core.db, actor.tenantId, id);
+  if (!row || !canSeeMemory(actor, row)) throw notFound('memory');
   return toMemory(row, core.clock());
+}
+
+/**
+ * A memory's audit events, oldest first. A deleted memory keeps its trail, so history answers as
+ * long as events name it; a deleted private memory is judged by its events, which carry its
+ * binding and its agent.
+ */
+export async function getMemoryHistory(core: Core, actor: Actor, id: string): Promise<AuditEvent[]> {
+  const events = await memoryHistory(core.db, actor.tenantId, id);
+  const row = await findMemoryRow(core.db, actor.tenantId, id);
+  const visible = row
+    ? canSeeMemory(actor, row)
+    : events.every((e) =>
+        canSeeMemory(actor, { binding: String(e.changes.binding), agent_id: e.actor.agent_id ?? '' }),
+      );
+  if (!visible || (!row && events.length === 0)) throw notFound('memory');
+  return events;
 }
 
 export interface NewMemory {
@@ -153,7 +172,7 @@ export async function insertMemory(trx: Db, core: Core, m: NewMemory): Promise<v
 export async function deleteMemory(core: Core, actor: Actor, id: string): Promise<void> {
   await core.db.transaction().execute(async (trx) => {
     const row = await findMemoryRow(trx, actor.tenantId, id);
-    if (!row) throw notFound('memory');
+    if (!row || !canSeeMemory(actor, row)) throw notFound('memory');
     // The subject first (the lock order of partition.ts): a purge then erases this delete's event
     // too, or has erased the memory already.
     if (row.anchor_id && !(await lockAnchor(trx, actor.tenantId, row.anchor_id))) throw notFound('memory');

@@ -1,5 +1,6 @@
 import type { Db } from '../db/connect.js';
 import { AppError, notFound } from '../errors.js';
+import { actAs } from './agent-binding.js';
 import { lockAnchor, resolveAnchor, type AnchorRef } from './anchors.js';
 import { recordEvent } from './audit.js';
 import type { Actor, Core } from './core.js';
@@ -83,6 +84,7 @@ export async function createSession(
   actor: Actor,
   input: { agentId: string; anchor: AnchorRef; metadata?: Record<string, unknown> | undefined },
 ): Promise<Session> {
+  actAs(actor, input.agentId);
   return core.db.transaction().execute(async (trx) => {
     // Holds the subject until the session row is in, so a purge cannot erase it in between.
     const anchorId = (await resolveAnchor(trx, core, actor.tenantId, input.anchor, true)) ?? null;

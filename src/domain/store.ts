@@ -3,6 +3,7 @@ import type { Db } from '../db/connect.js';
 import { cosineDistance } from '../db/vector.js';
 import { AppError, notFound } from '../errors.js';
 import { identityText, nearDuplicateThreshold, sameValues } from '../beliefs/near-duplicate.js';
+import { actAs } from './agent-binding.js';
 import { findAnchorIdByExternalId, lockAnchor, resolveAnchor, type AnchorRef } from './anchors.js';
 import { recordEvent } from './audit.js';
 import type { Actor, Core } from './core.js';
@@ -101,6 +102,7 @@ async function nearest(db: Db, core: Core, p: Partition, embedding: Float32Array
  * what the new memory contradicts. Canon never comes here.
  */
 export async function storeMemory(core: Core, actor: Actor, input: StoreInput): Promise<StoreResult> {
+  actAs(actor, input.agentId);
   const content = input.content.trim();
   // Embedding and a model's judgement are slow and need no lock: both happen before the transaction opens.
   const [embedding] = input.embedding ? [input.embedding] : await core.embedder.embed([content]);

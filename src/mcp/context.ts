@@ -16,7 +16,10 @@ export interface McpIdentity {
 export interface ToolContext {
   readonly core: Core;
   readonly actor: Actor;
-  /** The tool's `agent_id` argument, else the transport's, else the client's name. */
+  /**
+   * The tool's `agent_id` argument, else the transport's, else the one agent a bound key is bound
+   * to, else the client's name. Whichever it is, the domain refuses an agent the key may not act as.
+   */
   agentId(argument: string | undefined): string;
 }
 

@@ -1,6 +1,7 @@
 import { hostHeaderValidation } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Express, NextFunction, Request, Response } from 'express';
+import { actAs } from '../domain/agent-binding.js';
 import type { Core } from '../domain/core.js';
 import { AppError } from '../errors.js';
 import { authorize } from '../http/auth.js';
@@ -53,7 +54,10 @@ export function mountMcp(app: Express, core: Core, limiter: RateLimiter): void {
   app.post(MCP_PATH, label, hosts, async (req: Request, res: Response) => {
     const actor = await authorize(core, req, 'any');
     limiter.take(`key:${actor.keyId ?? ''}`);
-    const server = createMcpServer(core, { actor, agentId: agentIdHeader(req) });
+    const header = agentIdHeader(req);
+    // A header naming an agent the key may not act as is refused up front, as REST refuses it.
+    if (header !== undefined) actAs(actor, header);
+    const server = createMcpServer(core, { actor, agentId: header });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {
       void transport.close();

@@ -1,4 +1,5 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { soleAgent } from '../domain/agent-binding.js';
 import type { Core } from '../domain/core.js';
 import { VERSION } from '../version.js';
 import { clientAgentId, FALLBACK_AGENT_ID, type McpIdentity, type ToolContext } from './context.js';
@@ -32,7 +33,11 @@ export function createMcpServer(core: Core, identity: McpIdentity): McpServer {
     core,
     actor: identity.actor,
     agentId: (argument) =>
-      argument ?? identity.agentId ?? clientAgentId(server.server.getClientVersion()?.name) ?? FALLBACK_AGENT_ID,
+      argument ??
+      identity.agentId ??
+      soleAgent(identity.actor) ??
+      clientAgentId(server.server.getClientVersion()?.name) ??
+      FALLBACK_AGENT_ID,
   };
   // Malformed messages and transport failures are worth a log line. A JSON parse error quotes the
   // text it choked on, which may be memory content, so only its kind is logged.

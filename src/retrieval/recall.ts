@@ -3,6 +3,7 @@ import type { Db } from '../db/connect.js';
 import { recallCandidates, type CandidateRow } from '../db/candidates.js';
 import type { Database } from '../db/schema.js';
 import { cosineDistance, enableIterativeScan } from '../db/vector.js';
+import { actAs } from '../domain/agent-binding.js';
 import { resolveAnchor, type AnchorRef } from '../domain/anchors.js';
 import type { Actor, Core } from '../domain/core.js';
 import { MEMORY_COLUMNS, memoriesWithAnchor, toMemory, type Memory, type MemoryRow } from '../domain/memories.js';
@@ -154,6 +155,9 @@ const candidateDepth = (limit: number): number => Math.max(50, limit * 4);
 export const canonCap = (limit: number): number => Math.max(1, Math.floor(limit * 0.3));
 
 export async function recall(core: Core, actor: Actor, input: RecallInput): Promise<RecallResult[]> {
+  // The scope's private part is the named agent's: naming only agents the key may act as keeps
+  // every other agent's private memories out.
+  actAs(actor, input.agentId);
   const [embedding] = await core.embedder.embed([input.query], { kind: 'query' });
   if (!embedding) throw new Error('embedder returned no vector');
   const now = core.clock();

@@ -12,6 +12,15 @@ export const CreateKeyBody = z.object({
     .min(1, 'must name at least one scope')
     .default(['read', 'write'])
     .describe('read, write, admin; a key with admin is an mk_ key'),
+  agent_ids: z
+    .array(agentId)
+    .min(1, 'must name at least one agent; leave it out for a key that may act as any agent')
+    .max(100)
+    .nullable()
+    .default(null)
+    .describe(
+      "The only agents the key may act as: another agent_id is refused with 403, and other agents' private memories are invisible to it. Leave out (or null) for a key that may act as any agent",
+    ),
 });
 
 export const IdParams = z.object({ id: z.string() });

@@ -98,6 +98,10 @@ export const KeyObject = z.object({
   created_at: time,
   last_used_at: time.nullable(),
   revoked_at: time.nullable(),
+  agent_ids: z
+    .array(z.string())
+    .nullable()
+    .describe('The only agents the key may act as; null when it may act as any agent of the tenant'),
 });
 
 export const CreatedKeyObject = KeyObject.omit({ last_used_at: true, revoked_at: true }).extend({
@@ -118,6 +122,13 @@ export const ProblemObject = z.object({
 /** The answer of a route that embeds text while a network embedder fails (src/embedding/unavailable.ts). */
 export const EMBEDDING_UNAVAILABLE = {
   description: 'The embedding service did not answer; nothing was stored, retry shortly',
+  schema: ProblemObject,
+};
+
+/** The answer of a route that takes an agent id, for a key without the scope or bound to other agents. */
+export const AGENT_REFUSED = {
+  description:
+    'insufficient_scope: the key lacks the scope, or is bound to agents (agent_ids) and the request names another agent',
   schema: ProblemObject,
 };
 

@@ -11,7 +11,7 @@ const setup = (api: TestApi, orgName: string, token: string | null = SETUP_TOKEN
     .send({ org_name: orgName });
 
 // The whole key view: no api_key and no hash, ever.
-const KEY_VIEW_FIELDS = ['created_at', 'id', 'key_prefix', 'last_used_at', 'name', 'revoked_at', 'scopes'];
+const KEY_VIEW_FIELDS = ['agent_ids', 'created_at', 'id', 'key_prefix', 'last_used_at', 'name', 'revoked_at', 'scopes'];
 
 async function keyIdOf(api: TestApi, auth: { Authorization: string }, name: string): Promise<string> {
   const res = await api.http.get('/v1/keys').set(auth);
@@ -84,7 +84,15 @@ describe(`POST /v1/keys on ${engine}`, () => {
     const t = await newTenant(api);
     const res = await api.http.post('/v1/keys').set(t.auth).send({ name: 'worker' });
     expect(res.status).toBe(201);
-    expect(Object.keys(res.body).sort()).toEqual(['api_key', 'created_at', 'id', 'key_prefix', 'name', 'scopes']);
+    expect(Object.keys(res.body).sort()).toEqual([
+      'agent_ids',
+      'api_key',
+      'created_at',
+      'id',
+      'key_prefix',
+      'name',
+      'scopes',
+    ]);
     expect(res.body).toMatchObject({ name: 'worker', scopes: ['read', 'write'] });
     expect(res.body.api_key).toMatch(/^rk_[0-9A-Za-z]{40,}$/);
     expect(res.body.key_prefix).toBe(res.body.api_key.slice(0, 12));

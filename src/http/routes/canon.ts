@@ -1,6 +1,6 @@
 import { deleteCanon, getCanon, listCanon, writeCanon } from '../../domain/canon.js';
 import { IdParams, PageQuery, WriteCanonBody } from '../../schemas/inputs.js';
-import { CanonObject, EMBEDDING_UNAVAILABLE, listOf, ProblemObject } from '../../schemas/objects.js';
+import { AGENT_REFUSED, CanonObject, EMBEDDING_UNAVAILABLE, listOf, ProblemObject } from '../../schemas/objects.js';
 import { route } from '../route.js';
 import { assertContentLimit } from '../validate.js';
 
@@ -15,6 +15,7 @@ export const canonRoutes = [
     responses: {
       201: { description: 'Written', schema: CanonObject },
       200: { description: 'The same content existed and is returned', schema: CanonObject },
+      403: AGENT_REFUSED,
       413: { description: 'Content over the limit', schema: ProblemObject },
       503: EMBEDDING_UNAVAILABLE,
     },

@@ -1,6 +1,6 @@
 import { ingestConversation } from '../../domain/ingest.js';
 import { AgentParams, IngestBody } from '../../schemas/inputs.js';
-import { EMBEDDING_UNAVAILABLE, IngestResponse, ProblemObject } from '../../schemas/objects.js';
+import { AGENT_REFUSED, EMBEDDING_UNAVAILABLE, IngestResponse, ProblemObject } from '../../schemas/objects.js';
 import { route } from '../route.js';
 import { assertContentLimit } from '../validate.js';
 
@@ -17,6 +17,7 @@ export const conversationRoutes = [
     responses: {
       200: { description: 'The facts stored (created, reinforced or promoted)', schema: IngestResponse },
       400: { description: 'No messages, more than 500, or a malformed body', schema: ProblemObject },
+      403: AGENT_REFUSED,
       404: { description: 'Unknown anchor_id or session_id', schema: ProblemObject },
       409: { description: 'Session ended, or anchor and session disagree', schema: ProblemObject },
       413: { description: "A message's content over the limit", schema: ProblemObject },

@@ -12,9 +12,16 @@ export const keyRoutes = [
     tag: 'keys',
     access: 'admin',
     body: CreateKeyBody,
-    responses: { 201: { description: 'Key created', schema: CreatedKeyObject } },
+    responses: {
+      201: { description: 'Key created', schema: CreatedKeyObject },
+      403: {
+        description:
+          'The key lacks the admin scope, or is bound to agents and the new key would act as an agent outside them (or as any agent)',
+        schema: ProblemObject,
+      },
+    },
     handle: async ({ core, actor, body }) => {
-      const { view, apiKey } = await createKey(core, actor, body.name, body.scopes);
+      const { view, apiKey } = await createKey(core, actor, body.name, body.scopes, body.agent_ids);
       return {
         status: 201,
         body: {
@@ -23,6 +30,7 @@ export const keyRoutes = [
           key_prefix: view.key_prefix,
           api_key: apiKey,
           scopes: view.scopes,
+          agent_ids: view.agent_ids,
           created_at: view.created_at,
         },
       };

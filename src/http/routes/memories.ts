@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { memoryHistory } from '../../domain/audit.js';
-import { deleteMemory, getMemory } from '../../domain/memories.js';
+import { deleteMemory, getMemory, getMemoryHistory } from '../../domain/memories.js';
 import { storeMemory } from '../../domain/store.js';
 import { recall } from '../../retrieval/recall.js';
 import { IdParams, RecallQuery, StoreMemoryBody } from '../../schemas/inputs.js';
 import {
+  AGENT_REFUSED,
   AuditEventObject,
   EMBEDDING_UNAVAILABLE,
   MemoryObject,
@@ -26,6 +26,7 @@ export const memoryRoutes = [
     responses: {
       201: { description: 'Created', schema: StoredMemoryObject },
       200: { description: 'An existing memory was reinforced', schema: StoredMemoryObject },
+      403: AGENT_REFUSED,
       404: { description: 'Unknown anchor_id or session_id', schema: ProblemObject },
       409: { description: 'Session ended, or anchor and session disagree', schema: ProblemObject },
       413: { description: 'Content over the limit', schema: ProblemObject },
@@ -59,6 +60,7 @@ export const memoryRoutes = [
     query: RecallQuery,
     responses: {
       200: { description: 'Ranked by score, highest first', schema: RecallResponse },
+      403: AGENT_REFUSED,
       404: { description: 'Unknown anchor_id or session_id', schema: ProblemObject },
       503: EMBEDDING_UNAVAILABLE,
     },
@@ -83,11 +85,11 @@ export const memoryRoutes = [
     params: IdParams,
     responses: {
       200: { description: 'The memory', schema: MemoryObject },
-      404: { description: 'No such memory', schema: ProblemObject },
+      404: { description: "No such memory, or another agent's private memory to a bound key", schema: ProblemObject },
     },
     handle: async ({ core, actor, params }) => ({
       status: 200,
-      body: await getMemory(core, actor.tenantId, params.id),
+      body: await getMemory(core, actor, params.id),
     }),
   }),
   route({
@@ -99,14 +101,12 @@ export const memoryRoutes = [
     params: IdParams,
     responses: {
       200: { description: 'Events', schema: z.object({ events: z.array(AuditEventObject) }) },
-      404: { description: 'No such memory', schema: ProblemObject },
+      404: { description: "No such memory, or another agent's private memory to a bound key", schema: ProblemObject },
     },
-    handle: async ({ core, actor, params }) => {
-      // A deleted memory keeps its trail: history answers as long as events name it.
-      const events = await memoryHistory(core.db, actor.tenantId, params.id);
-      if (events.length === 0) await getMemory(core, actor.tenantId, params.id);
-      return { status: 200, body: { events } };
-    },
+    handle: async ({ core, actor, params }) => ({
+      status: 200,
+      body: { events: await getMemoryHistory(core, actor, params.id) },
+    }),
   }),
   route({
     method: 'delete',
@@ -117,7 +117,7 @@ export const memoryRoutes = [
     params: IdParams,
     responses: {
       204: { description: 'Deleted' },
-      404: { description: 'No such memory', schema: ProblemObject },
+      404: { description: "No such memory, or another agent's private memory to a bound key", schema: ProblemObject },
       409: { description: 'A canon entry', schema: ProblemObject },
     },
     handle: async ({ core, actor, params }) => {

@@ -1,6 +1,6 @@
 import { createSession, endSession, getSession } from '../../domain/sessions.js';
 import { CreateSessionBody, IdParams } from '../../schemas/inputs.js';
-import { ProblemObject, SessionObject } from '../../schemas/objects.js';
+import { AGENT_REFUSED, ProblemObject, SessionObject } from '../../schemas/objects.js';
 import { route } from '../route.js';
 
 export const sessionRoutes = [
@@ -13,6 +13,7 @@ export const sessionRoutes = [
     body: CreateSessionBody,
     responses: {
       201: { description: 'Started', schema: SessionObject },
+      403: AGENT_REFUSED,
       404: { description: 'Unknown anchor_id', schema: ProblemObject },
     },
     handle: async ({ core, actor, body }) => ({
