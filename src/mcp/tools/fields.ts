@@ -11,6 +11,6 @@ export const subjectArg = anchorExternalId.describe(
 export const sessionIdArg = uuid.describe('The id returned by start_session for the current conversation.');
 
 export const agentIdArg = agentId.describe(
-  'Who is acting. Leave it out unless told otherwise: it defaults to the configured agent or the client. ' +
-    'Private memories are recalled only for the same agent id.',
+  'Who is acting. Leave it out unless told otherwise: it defaults to the configured agent, the agent ' +
+    'the API key is bound to, or the client. Private memories are recalled only for the same agent id.',
 );
