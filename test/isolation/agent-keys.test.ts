@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { describe, expect, it } from 'vitest';
@@ -294,17 +295,15 @@ describe(`keys bound to agents over MCP in-process on ${engine}`, () => {
   });
 });
 
-/** The app on a loopback port of the range test servers use; the next port when one is taken. */
+/** The app on a free loopback port, chosen by the kernel so parallel runs never collide. */
 async function listen(api: TestApi): Promise<{ base: string; server: Server }> {
-  for (let port = 18600; port < 18700; port++) {
-    const server = await new Promise<Server | undefined>((resolve) => {
-      const s = api.app.listen(port, '127.0.0.1');
-      s.once('listening', () => resolve(s));
-      s.once('error', () => resolve(undefined));
-    });
-    if (server) return { base: `http://127.0.0.1:${port}`, server };
-  }
-  throw new Error('no free port for the test server');
+  const server = await new Promise<Server>((resolve, reject) => {
+    const s = api.app.listen(0, '127.0.0.1');
+    s.once('listening', () => resolve(s));
+    s.once('error', reject);
+  });
+  const { port } = server.address() as AddressInfo;
+  return { base: `http://127.0.0.1:${port}`, server };
 }
 
 describe(`keys bound to agents over /mcp on ${engine}`, () => {
