@@ -1,6 +1,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { Logger } from 'pino';
-import { createAnthropicClient, escapeTags, failureOf, MalformedAnswer, startDeadline } from '../llm/anthropic.js';
+import { startDeadline } from '../deadline.js';
+import { createAnthropicClient, escapeTags, failureOf, MalformedAnswer } from '../llm/anthropic.js';
 
 /**
  * Judges which candidate memories a new memory contradicts, in one call. null means "no answer"

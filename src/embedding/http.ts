@@ -1,3 +1,4 @@
+import { startDeadline } from '../deadline.js';
 import type { EmbedKind, Embedder, EmbedOptions } from './embedder.js';
 
 /**
@@ -141,19 +142,20 @@ export async function createHttpEmbedder(wire: WireFormat, settings: HttpEmbedde
   }
 
   async function attemptOnce(body: string, headers: Record<string, string>, count: number): Promise<number[][]> {
-    const signal = AbortSignal.any([closing.signal, AbortSignal.timeout(timeoutMs)]);
+    const deadline = startDeadline(timeoutMs, closing.signal);
     let response: Response;
     let text: string;
     try {
-      response = await fetch(url, { method: 'POST', headers, body, signal });
+      response = await fetch(url, { method: 'POST', headers, body, signal: deadline.signal });
       text = await response.text();
     } catch (error) {
       if (closing.signal.aborted) throw new EmbeddingError(`${provider} embedder: closed`, false);
-      const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
-      const reason = timedOut
+      const reason = deadline.hit()
         ? `no answer within ${timeoutMs} ms`
         : `cannot reach ${url.origin}: ${error instanceof Error ? ((error.cause as Error | undefined)?.message ?? error.message) : String(error)}`;
       throw new EmbeddingError(`${provider} embedder: ${reason}`, true);
+    } finally {
+      deadline.clear();
     }
     let answer: unknown;
     try {

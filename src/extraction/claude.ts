@@ -1,13 +1,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { Logger } from 'pino';
-import {
-  createAnthropicClient,
-  escapeAttribute,
-  escapeTags,
-  failureOf,
-  MalformedAnswer,
-  startDeadline,
-} from '../llm/anthropic.js';
+import { createAnthropicClient, escapeAttribute, escapeTags, failureOf, MalformedAnswer } from '../llm/anthropic.js';
+import { startDeadline } from '../deadline.js';
 import {
   FACT_KINDS,
   type ConversationMessage,

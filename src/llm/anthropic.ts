@@ -41,28 +41,6 @@ export class MalformedAnswer extends Error {
 }
 
 /**
- * One budget for a whole call. The SDK's timeout is per attempt and its retry sleeps in between:
- * without this, a caller could wait twice the timeout plus a backoff.
- */
-export interface Deadline {
-  readonly signal: AbortSignal;
-  /** Whether the budget ran out (as opposed to another abort). */
-  hit(): boolean;
-  clear(): void;
-}
-
-export function startDeadline(timeoutMs: number, parent?: AbortSignal): Deadline {
-  const controller = new AbortController();
-  let hit = false;
-  const timer = setTimeout(() => {
-    hit = true;
-    controller.abort();
-  }, timeoutMs);
-  const signal = parent ? AbortSignal.any([controller.signal, parent]) : controller.signal;
-  return { signal, hit: () => hit, clear: () => clearTimeout(timer) };
-}
-
-/**
  * Why a call failed, for the log: the kind and status only. Error messages are left out: an API
  * error's message is the server's text, which may quote the request, that is, memory content.
  */
