@@ -66,7 +66,7 @@ export function createApp(core: Core): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);
-  const metrics = createMetrics();
+  const metrics = createMetrics(core.llm);
   const limiter = new RateLimiter(core.config.rateLimitPerMinute);
   // The document lists the ops routes too; the closure reads it once it exists.
   const routes: AnyRoute[] = [...opsRoutes(metrics, () => openApi), ...API_ROUTES];

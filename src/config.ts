@@ -58,6 +58,9 @@ const EnvSchema = z.object({
   ANTHROPIC_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
   LLM_TIMEOUT_MS: z.coerce.number().int().positive().default(3000),
   LLM_EXTRACTION_TIMEOUT_MS: z.coerce.number().int().positive().default(30000),
+  // The circuit breaker in front of the model (src/llm/breaker.ts).
+  LLM_BREAKER_FAILURES: z.coerce.number().int().min(0).default(3),
+  LLM_BREAKER_COOLDOWN_MS: z.coerce.number().int().positive().default(30000),
   AGENT_ID: z.string().trim().min(1, 'must not be empty').max(200).optional(),
   MCP_ALLOWED_HOSTS: z
     .string()
@@ -119,6 +122,8 @@ export interface Config {
   readonly anthropic: AnthropicConfig | undefined;
   /** The budget of one fact-extraction call (a batch of up to 100 messages), its retry included. */
   readonly extractionTimeoutMs: number;
+  /** Failures in a row that make every model call skip for a cool-down (0: never); see src/llm/breaker.ts. */
+  readonly llmBreaker: Readonly<{ failures: number; cooldownMs: number }>;
   /** The agent id of `agent-memory mcp` calls that name none (API.md §7). */
   readonly agentId: string | undefined;
   /** Host names that /mcp accepts besides localhost, 127.0.0.1 and [::1] (DNS rebinding protection). */
@@ -214,6 +219,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     dbPoolSize: env.DB_POOL_SIZE,
     anthropic: anthropicConfig(env),
     extractionTimeoutMs: env.LLM_EXTRACTION_TIMEOUT_MS,
+    llmBreaker: Object.freeze({ failures: env.LLM_BREAKER_FAILURES, cooldownMs: env.LLM_BREAKER_COOLDOWN_MS }),
     agentId: env.AGENT_ID,
     mcpAllowedHosts: Object.freeze(env.MCP_ALLOWED_HOSTS ?? []),
   });

@@ -9,6 +9,7 @@ import type { Embedder } from './embedding/embedder.js';
 import type { ConversationExtractor } from './extraction/extractor.js';
 import { extractorFor } from './extraction/factory.js';
 import { createHashEmbedder } from './embedding/hash.js';
+import { llmBreakerFor } from './llm/breaker.js';
 import { createLogger } from './logger.js';
 import { reportingUnavailable } from './embedding/unavailable.js';
 
@@ -84,12 +85,15 @@ export async function startCore(
     await embedder.close();
     throw error;
   }
+  // One breaker for the judge and the extractor: they call the same model.
+  const llm = llmBreakerFor(config, log);
   const core: Core = {
     db: handle.db,
     embedder,
-    contradictions: overrides.contradictions ?? contradictionDetectorFor(config, log),
-    extractor: overrides.extractor ?? extractorFor(config, log),
+    contradictions: overrides.contradictions ?? contradictionDetectorFor(config, log, llm),
+    extractor: overrides.extractor ?? extractorFor(config, log, llm),
     clock: overrides.clock ?? (() => new Date()),
+    llm,
     config,
     log,
   };

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
+import type { LlmBreaker } from '../llm/breaker.js';
 import { detectContradictions } from './contradiction.js';
 import type { ContradictionDetector, ContradictionVerdict } from '../domain/core.js';
 import { createClaudeJudge, type ContradictionJudge } from './llm-judge.js';
@@ -21,9 +22,7 @@ export function createContradictionDetector(judge?: ContradictionJudge): Contrad
     local: judge === undefined,
     async contradicted(newer, candidates) {
       if (candidates.length === 0) return [];
-      const heuristic = (): ContradictionVerdict[] =>
-        detectContradictions(newer, candidates).map((v) => ({ ...v, by: 'heuristic' as const }));
-      if (!judge) return heuristic();
+      if (!judge) return heuristicVerdicts(newer, candidates);
       let answer: boolean[] | null;
       try {
         answer = await judge.judge(newer, candidates);
@@ -32,14 +31,38 @@ export function createContradictionDetector(judge?: ContradictionJudge): Contrad
         // must not fail the store either.
         answer = null;
       }
-      if (!answer || answer.length !== candidates.length) return heuristic();
-      return answer.map((contradicts) => ({ contradicts, rule: contradicts ? 'llm' : 'none', by: 'llm' as const }));
+      return fromJudge(newer, candidates, answer);
+    },
+    async contradictedMany(items) {
+      if (!judge) return items.map((item) => heuristicVerdicts(item.newer, item.candidates));
+      let answers: (boolean[] | null)[] | null;
+      try {
+        if (judge.judgeMany) answers = await judge.judgeMany(items);
+        else {
+          // A judge that cannot batch is asked one item at a time, as single stores ask it.
+          answers = [];
+          for (const item of items) answers.push(await judge.judge(item.newer, item.candidates));
+        }
+      } catch {
+        answers = null;
+      }
+      return items.map((item, i) => fromJudge(item.newer, item.candidates, answers?.[i] ?? null));
     },
   };
 }
 
+const heuristicVerdicts = (newer: string, candidates: readonly string[]): ContradictionVerdict[] =>
+  detectContradictions(newer, candidates).map((v) => ({ ...v, by: 'heuristic' as const }));
+
+/** The judge's answer as verdicts, or the heuristic's when it gave none (or not one per candidate). */
+function fromJudge(newer: string, candidates: readonly string[], answer: boolean[] | null): ContradictionVerdict[] {
+  if (candidates.length === 0) return [];
+  if (!answer || answer.length !== candidates.length) return heuristicVerdicts(newer, candidates);
+  return answer.map((contradicts) => ({ contradicts, rule: contradicts ? 'llm' : 'none', by: 'llm' as const }));
+}
+
 /** The detector the configuration asks for: with the model when an Anthropic key is set. */
-export function contradictionDetectorFor(config: Config, log: Logger): ContradictionDetector {
+export function contradictionDetectorFor(config: Config, log: Logger, breaker?: LlmBreaker): ContradictionDetector {
   const anthropic = config.anthropic;
   if (!anthropic) return createContradictionDetector();
   return createContradictionDetector(
@@ -48,6 +71,9 @@ export function contradictionDetectorFor(config: Config, log: Logger): Contradic
       model: anthropic.model,
       baseURL: anthropic.baseUrl,
       timeoutMs: anthropic.timeoutMs,
+      // A batch is an ingest's bulk call, as an extraction call is.
+      batchTimeoutMs: config.extractionTimeoutMs,
+      breaker,
       log,
     }),
   );

@@ -3,6 +3,7 @@ import type { Config } from '../config.js';
 import type { Db } from '../db/connect.js';
 import type { Embedder } from '../embedding/embedder.js';
 import type { ConversationExtractor } from '../extraction/extractor.js';
+import type { LlmBreaker } from '../llm/breaker.js';
 
 export type Clock = () => Date;
 
@@ -22,6 +23,10 @@ export interface ContradictionDetector {
   readonly local?: boolean;
   /** One verdict per candidate, in order: whether `newer` contradicts it. Never rejects. */
   contradicted(newer: string, candidates: readonly string[]): Promise<ContradictionVerdict[]>;
+  /** The same for several new statements at once, in one model call where it can. Never rejects. */
+  contradictedMany?(
+    items: readonly { newer: string; candidates: readonly string[] }[],
+  ): Promise<ContradictionVerdict[][]>;
 }
 
 /** Everything the domain needs, wired once in src/main.ts and passed down. */
@@ -32,6 +37,8 @@ export interface Core {
   /** Reads facts out of conversations: Claude when configured, else (and on any failure) the heuristic. */
   readonly extractor: ConversationExtractor;
   readonly clock: Clock;
+  /** The circuit breaker in front of the model, for /metrics; unset without a model. */
+  readonly llm?: LlmBreaker | undefined;
   readonly config: Config;
   readonly log: Logger;
 }

@@ -8,7 +8,7 @@ import { resolveAnchor, type AnchorRef } from './anchors.js';
 import type { Actor, Core } from './core.js';
 import type { Memory } from './memories.js';
 import { resolveSession } from './sessions.js';
-import { storeMemory, type StoreOutcome } from './store.js';
+import { judgeBatch, prejudgedFor, storeMemory, type StoreOutcome } from './store.js';
 
 export interface IngestMessage extends ConversationMessage {
   /** The caller's id of the message: with a conversation id, a message is ingested once. */
@@ -158,9 +158,9 @@ function distinct(facts: readonly ExtractedFact[]): ExtractedFact[] {
 
 /**
  * POST /v1/agents/{id}/conversations/ingest (API.md §5): extracts the facts of the messages not
- * ingested before (one extractor call, batched inside), embeds them in one call, and stores each
- * through the store path of POST /v1/memories, with the same binding (reinforcement, supersession,
- * promotion included).
+ * ingested before (one extractor call, batched inside), embeds them in one call, judges their
+ * contradictions in one model call when a model judges, and stores each through the store path of
+ * POST /v1/memories, with the same binding (reinforcement, supersession, promotion included).
  */
 export async function ingestConversation(core: Core, actor: Actor, input: IngestInput): Promise<IngestResult> {
   // Before anything is extracted: each store checks too, but a refused ingest must cost nothing.
@@ -180,16 +180,22 @@ export async function ingestConversation(core: Core, actor: Actor, input: Ingest
   const vectors = facts.length > 0 ? await core.embedder.embed(facts.map((f) => f.content)) : [];
   if (vectors.length !== facts.length) throw new Error('embedder returned a different number of vectors');
 
+  const where = { agentId: input.agentId, anchor: input.anchor, sessionId: input.sessionId };
+  // One model call judges every fact, not one call per fact.
+  const batch = await judgeBatch(
+    core,
+    actor,
+    where,
+    facts.map((f, i) => ({ content: f.content, embedding: vectors[i] ?? new Float32Array() })),
+  );
   const memories: IngestedMemory[] = [];
   let stored = 0;
   try {
     for (const [i, fact] of facts.entries()) {
       const source = pending[fact.message];
       const result = await storeMemory(core, actor, {
-        agentId: input.agentId,
+        ...where,
         content: fact.content,
-        anchor: input.anchor,
-        sessionId: input.sessionId,
         metadata: {
           ...input.metadata,
           ingest: {
@@ -200,6 +206,13 @@ export async function ingestConversation(core: Core, actor: Actor, input: Ingest
           },
         },
         embedding: vectors[i],
+        prejudged:
+          batch &&
+          prejudgedFor(
+            batch,
+            i,
+            memories.map((m) => m.id),
+          ),
       });
       memories.push({
         ...result.memory,

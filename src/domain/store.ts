@@ -3,10 +3,11 @@ import type { Db } from '../db/connect.js';
 import { cosineDistance } from '../db/vector.js';
 import { AppError, notFound } from '../errors.js';
 import { identityText, nearDuplicateThreshold, sameValues } from '../beliefs/near-duplicate.js';
+import { createContradictionDetector } from '../beliefs/detector.js';
 import { actAs } from './agent-binding.js';
 import { findAnchorIdByExternalId, lockAnchor, resolveAnchor, type AnchorRef } from './anchors.js';
 import { recordEvent } from './audit.js';
-import type { Actor, Core } from './core.js';
+import type { Actor, ContradictionDetector, Core } from './core.js';
 import { findMemoryRow, insertMemory, toMemory, type Memory, type MemoryRow } from './memories.js';
 import { anchoredOf, inPartition, lockPartition, type Partition } from './partition.js';
 import { recordMention } from './session-memories.js';
@@ -21,6 +22,12 @@ export interface StoreInput {
   metadata?: Record<string, unknown> | undefined;
   /** The vector of `content` (trimmed), when the caller embedded a batch at once; else embedded here. */
   embedding?: Float32Array | undefined;
+  /**
+   * Verdicts judged before the store, in one model call for a whole ingest (judgeBatch): memory id →
+   * contradicted. The store then asks no model; a candidate without a verdict is judged under the
+   * lock by the deterministic detector.
+   */
+  prejudged?: ReadonlyMap<string, boolean> | undefined;
 }
 
 export type StoreOutcome = 'created' | 'reinforced' | 'promoted';
@@ -107,9 +114,9 @@ export async function storeMemory(core: Core, actor: Actor, input: StoreInput): 
   // Embedding and a model's judgement are slow and need no lock: both happen before the transaction opens.
   const [embedding] = input.embedding ? [input.embedding] : await core.embedder.embed([content]);
   if (!embedding) throw new Error('embedder returned no vector');
-  const prejudged = core.contradictions.local
-    ? undefined
-    : await judgeContradictions(core, actor, input, content, embedding);
+  const prejudged =
+    input.prejudged ??
+    (core.contradictions.local ? undefined : await judgeContradictions(core, actor, input, content, embedding));
 
   return core.db.transaction().execute(async (trx) => {
     const partition = await place(trx, core, actor, input, true);
@@ -117,15 +124,18 @@ export async function storeMemory(core: Core, actor: Actor, input: StoreInput): 
     await lockPartition(trx, partition);
     const now = core.clock();
     const candidates = await nearest(trx, core, partition, embedding, now);
-    // The deterministic detector judges here, on exactly the memories the lock protects.
-    const judged = prejudged ?? (await verdicts(core, content, candidates));
+    // The deterministic detector judges here, on exactly the memories the lock protects, and
+    // whatever arrived after a model judged.
+    const judged = prejudged
+      ? await withLateArrivals(prejudged, content, candidates)
+      : await verdicts(core.contradictions, content, candidates);
     const duplicate = await findDuplicate(core, content, candidates, judged);
     const twin = await profileTwin(trx, core, partition, content, embedding, now);
     if (twin) return reinforce(trx, core, actor, partition, twin.id, now, duplicate?.id);
     if (duplicate) return reinforce(trx, core, actor, partition, duplicate.id, now);
 
     const id = newId();
-    // Only what was judged and is still active here is superseded (a model judged before the lock).
+    // Only what was judged and is still active here is superseded.
     const supersedes = candidates.filter((c) => judged.get(c.id) === true).map((c) => c.id);
     await insertMemory(trx, core, {
       tenantId: actor.tenantId,
@@ -169,18 +179,105 @@ async function judgeContradictions(
 ): Promise<Map<string, boolean>> {
   const partition = await place(core.db, core, actor, input, false);
   if (!partition) return new Map();
-  return verdicts(core, content, await nearest(core.db, core, partition, embedding, core.clock()));
+  return verdicts(core.contradictions, content, await nearest(core.db, core, partition, embedding, core.clock()));
+}
+
+/** Not a model: what judges under the lock whatever a model's verdicts do not cover. */
+const deterministic = createContradictionDetector();
+
+async function withLateArrivals(
+  prejudged: ReadonlyMap<string, boolean>,
+  content: string,
+  candidates: Candidate[],
+): Promise<Map<string, boolean>> {
+  const late = candidates.filter((c) => !prejudged.has(c.id));
+  return new Map([...prejudged, ...(await verdicts(deterministic, content, late))]);
 }
 
 /** The detector's verdicts on the candidates that are not the same text: id → contradicted. */
-async function verdicts(core: Core, content: string, candidates: Candidate[]): Promise<Map<string, boolean>> {
+async function verdicts(
+  detector: ContradictionDetector,
+  content: string,
+  candidates: Candidate[],
+): Promise<Map<string, boolean>> {
   const others = candidates.filter((c) => identityText(c.content) !== identityText(content));
   if (others.length === 0) return new Map();
-  const answers = await core.contradictions.contradicted(
+  const answers = await detector.contradicted(
     content,
     others.map((c) => c.content),
   );
   return new Map(others.map((c, i) => [c.id, answers[i]?.contradicts === true]));
+}
+
+/** A fact of one ingest, embedded, before it is stored. */
+export interface BatchFact {
+  readonly content: string;
+  readonly embedding: Float32Array;
+}
+
+/**
+ * The verdicts of one ingest's facts, judged together before any is stored: each fact against the
+ * partition's nearest memories and against the nearest facts said before it in the same ingest
+ * (stored by the time it is). An earlier fact is named by its index: its id is known once stored.
+ */
+export interface BatchVerdicts {
+  readonly stored: ReadonlyMap<string, boolean>[];
+  readonly earlier: ReadonlyMap<number, boolean>[];
+}
+
+/** undefined when the detector needs no I/O (it judges under the lock) or cannot judge a batch. */
+export async function judgeBatch(
+  core: Core,
+  actor: Actor,
+  input: Omit<StoreInput, 'content' | 'embedding' | 'prejudged'>,
+  facts: readonly BatchFact[],
+): Promise<BatchVerdicts | undefined> {
+  const detector = core.contradictions;
+  if (detector.local || !detector.contradictedMany || facts.length === 0) return undefined;
+  const partition = await place(core.db, core, actor, { ...input, content: '' }, false);
+  const now = core.clock();
+  const pools = await Promise.all(
+    facts.map(async (fact, i) => {
+      const identity = identityText(fact.content);
+      const stored = partition ? await nearest(core.db, core, partition, fact.embedding, now) : [];
+      const earlier = facts
+        .slice(0, i)
+        .map((e, j) => ({ id: String(j), content: e.content, distance: 1 - dot(fact.embedding, e.embedding) }));
+      return [...stored.map((c) => ({ ...c, earlier: false })), ...earlier.map((c) => ({ ...c, earlier: true }))]
+        .filter((c) => identityText(c.content) !== identity)
+        .sort((a, b) => a.distance - b.distance)
+        .slice(0, CANDIDATES);
+    }),
+  );
+  const answers = await detector.contradictedMany(
+    facts.map((fact, i) => ({ newer: fact.content, candidates: (pools[i] ?? []).map((c) => c.content) })),
+  );
+  return {
+    stored: pools.map(
+      (pool, i) => new Map(pool.flatMap((c, k) => (c.earlier ? [] : [[c.id, answers[i]?.[k]?.contradicts === true]]))),
+    ),
+    earlier: pools.map(
+      (pool, i) =>
+        new Map(pool.flatMap((c, k) => (c.earlier ? [[Number(c.id), answers[i]?.[k]?.contradicts === true]] : []))),
+    ),
+  };
+}
+
+/** The prejudged verdicts of fact `i` once the facts before it are stored, as `ids` (by fact). */
+export function prejudgedFor(batch: BatchVerdicts, i: number, ids: readonly string[]): Map<string, boolean> {
+  const judged = new Map(batch.stored[i]);
+  for (const [j, contradicts] of batch.earlier[i] ?? []) {
+    const id = ids[j];
+    // A fact that reinforced a stored memory judged on its own keeps that memory's verdict.
+    if (id !== undefined && !judged.has(id)) judged.set(id, contradicts);
+  }
+  return judged;
+}
+
+function dot(a: Float32Array, b: Float32Array): number {
+  let sum = 0;
+  for (let i = 0; i < a.length; i++) sum += (a[i] ?? 0) * (b[i] ?? 0);
+  return sum;
 }
 
 /** The same text up to case and punctuation, or near-identical with the same values and no objection. */

@@ -2,6 +2,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import type { Logger } from 'pino';
 import { createAnthropicClient, escapeAttribute, escapeTags, failureOf, MalformedAnswer } from '../llm/anthropic.js';
 import { startDeadline } from '../deadline.js';
+import type { LlmBreaker } from '../llm/breaker.js';
 import {
   FACT_KINDS,
   type ConversationMessage,
@@ -19,6 +20,8 @@ export interface ClaudeExtractorOptions {
   readonly timeoutMs: number;
   /** A statement longer than this (the content limit) makes the answer malformed. */
   readonly maxFactChars: number;
+  /** Shared with the contradiction judge: skips the model while it keeps failing. */
+  readonly breaker?: LlmBreaker | undefined;
   readonly log: Logger;
 }
 
@@ -167,7 +170,7 @@ export function batchesOf(messages: readonly ConversationMessage[]): Batch[] {
  * extraction with ExtractionFailed, so that one extractor answers for all the facts of an ingest.
  */
 export function createClaudeExtractor(options: ClaudeExtractorOptions): Extractor {
-  const { model, timeoutMs, maxFactChars, log } = options;
+  const { model, timeoutMs, maxFactChars, breaker, log } = options;
   const client = createAnthropicClient({ apiKey: options.apiKey, baseURL: options.baseURL, timeoutMs });
 
   async function extractBatch(batch: Batch, stop: AbortSignal): Promise<ExtractedFact[]> {
@@ -175,7 +178,7 @@ export function createClaudeExtractor(options: ClaudeExtractorOptions): Extracto
     if (!batch.messages.some((m) => m.role === 'user')) return [];
     const count = batch.messages.length;
     const deadline = startDeadline(timeoutMs, stop);
-    try {
+    const call = async (): Promise<ExtractedFact[]> => {
       const message = await client.messages.create(
         {
           model,
@@ -190,10 +193,14 @@ export function createClaudeExtractor(options: ClaudeExtractorOptions): Extracto
       );
       // A cut-off answer may parse and still miss facts: it is no answer.
       if (message.stop_reason === 'max_tokens') throw new MalformedAnswer();
-      const call = message.content.find((block) => block.type === 'tool_use' && block.name === RECORD_TOOL);
-      const facts = call && 'input' in call ? factsFrom(call.input, count, maxFactChars) : undefined;
+      const use = message.content.find((block) => block.type === 'tool_use' && block.name === RECORD_TOOL);
+      const facts = use && 'input' in use ? factsFrom(use.input, count, maxFactChars) : undefined;
       if (!facts) throw new MalformedAnswer();
       return facts.map((f) => ({ ...f, message: f.message + batch.offset }));
+    };
+    try {
+      // A batch stopped because another failed is no failure of the model.
+      return await (breaker ? breaker.run('extract', call, stop) : call());
     } catch (error) {
       throw new ExtractionFailed(failureOf(error, deadline.hit()));
     } finally {
@@ -226,7 +233,10 @@ export function createClaudeExtractor(options: ClaudeExtractorOptions): Extracto
         }
       };
       await Promise.all(Array.from({ length: Math.min(CONCURRENT_BATCHES, batches.length) }, worker));
-      if (failure !== undefined) throw failure;
+      if (failure !== undefined) {
+        breaker?.fellBack('extract');
+        throw failure;
+      }
       const facts = results.flat();
       log.debug(
         {

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
+import type { LlmBreaker } from '../llm/breaker.js';
 import { createClaudeExtractor, ExtractionFailed } from './claude.js';
 import {
   FACT_KINDS,
@@ -77,7 +78,7 @@ export function createConversationExtractor(primary: Extractor | undefined, log:
 }
 
 /** The extractor the configuration asks for: Claude when an Anthropic key is set. */
-export function extractorFor(config: Config, log: Logger): ConversationExtractor {
+export function extractorFor(config: Config, log: Logger, breaker?: LlmBreaker): ConversationExtractor {
   const anthropic = config.anthropic;
   if (!anthropic) return createConversationExtractor(undefined, log);
   return createConversationExtractor(
@@ -87,6 +88,7 @@ export function extractorFor(config: Config, log: Logger): ConversationExtractor
       baseURL: anthropic.baseUrl,
       timeoutMs: config.extractionTimeoutMs,
       maxFactChars: config.contentLimitChars,
+      breaker,
       log,
     }),
     log,

@@ -4,6 +4,7 @@ import Anthropic, {
   APIError,
   APIUserAbortError,
 } from '@anthropic-ai/sdk';
+import { CircuitOpen } from './breaker.js';
 
 /**
  * How we call Claude, for every caller (the contradiction judge, the fact extractor): one client
@@ -52,6 +53,7 @@ export function failureOf(error: unknown, deadlineHit: boolean): Record<string, 
     return { reason: 'http', status: error.status, ...(error.requestID ? { requestId: error.requestID } : {}) };
   }
   if (error instanceof MalformedAnswer) return { reason: 'malformed' };
+  if (error instanceof CircuitOpen) return { reason: 'circuit_open' };
   return { reason: 'unexpected', type: error instanceof Error ? error.name : typeof error };
 }
 

@@ -2,7 +2,12 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createContradictionDetector } from '../../src/beliefs/detector.js';
-import { createClaudeJudge, REPORT_TOOL, type ContradictionJudge } from '../../src/beliefs/llm-judge.js';
+import {
+  BATCH_REPORT_TOOL,
+  createClaudeJudge,
+  REPORT_TOOL,
+  type ContradictionJudge,
+} from '../../src/beliefs/llm-judge.js';
 import { loadConfig } from '../../src/config.js';
 import {
   deadURL,
@@ -191,6 +196,61 @@ describe('Claude contradiction judge', () => {
     expect(await deadJudge.judge('Alice moved to Berlin', candidates)).toBeNull();
     expect(warnings()).toMatchObject([{ reason: 'connection' }]);
     expectNoSecretsLogged();
+  });
+});
+
+describe('Claude contradiction judge, several memories in one call', () => {
+  const items = [
+    { newer: 'Alice moved to Berlin', candidates: ['Alice lives in Paris', 'Alice likes jazz'] },
+    { newer: 'Alice is 31', candidates: [] },
+    { newer: 'Alice no longer likes jazz', candidates: ['Alice likes jazz', SECRET_MEMORY] },
+  ];
+
+  it('asks once for every item with candidates, each in its own tag, and reads item and candidate indices', async () => {
+    api.enqueue(
+      api.toolAnswer(BATCH_REPORT_TOOL, {
+        contradicted: [
+          { item: 0, candidate: 0 },
+          { item: 1, candidate: 0 },
+        ],
+      }),
+    );
+    expect(await judge().judgeMany!(items)).toEqual([[true, false], [], [true, false]]);
+    expect(api.seen).toHaveLength(1);
+    const body = api.seen[0]!.body;
+    expect(body.tool_choice).toEqual({ type: 'tool', name: BATCH_REPORT_TOOL, disable_parallel_tool_use: true });
+    expect(body.tools[0].input_schema.properties.contradicted.items).toMatchObject({
+      required: ['item', 'candidate'],
+      properties: { item: { maximum: 1 }, candidate: { maximum: 1 } },
+    });
+    const prompt: string = body.messages[0].content;
+    // The item without candidates is not asked about; the others are numbered as sent.
+    expect(prompt).not.toContain('Alice is 31');
+    expect(prompt).toContain('<item index="1">\n<new_memory>\nAlice no longer likes jazz\n</new_memory>');
+    expect(prompt.match(/<item index=/gu)).toHaveLength(2);
+    expectNoSecretsLogged();
+  });
+
+  it.each([
+    ['an item out of range', { contradicted: [{ item: 2, candidate: 0 }] }],
+    ['a candidate out of its item', { contradicted: [{ item: 0, candidate: 2 }] }],
+    ['a bare index', { contradicted: [0] }],
+  ])('answers no verdicts on malformed tool input: %s', async (_name, input) => {
+    api.enqueue(api.toolAnswer(BATCH_REPORT_TOOL, input));
+    expect(await judge().judgeMany!(items)).toEqual([null, [], null]);
+    expect(warnings()).toMatchObject([{ event: 'contradiction_judge_failed', reason: 'malformed', items: 2 }]);
+  });
+
+  it('the detector falls back on the heuristic per item when the batch fails', async () => {
+    api.enqueue(apiError(400, 'invalid_request_error'));
+    const detector = createContradictionDetector(judge());
+    const verdicts = await detector.contradictedMany!(items);
+    expect(verdicts.map((v) => v.map((x) => x.by))).toEqual([
+      ['heuristic', 'heuristic'],
+      [],
+      ['heuristic', 'heuristic'],
+    ]);
+    expect(api.seen).toHaveLength(1);
   });
 });
 
