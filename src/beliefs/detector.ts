@@ -41,7 +41,9 @@ export function createContradictionDetector(judge?: ContradictionJudge): Contrad
         else {
           // A judge that cannot batch is asked one item at a time, as single stores ask it.
           answers = [];
-          for (const item of items) answers.push(await judge.judge(item.newer, item.candidates));
+          for (const item of items) {
+            answers.push(item.candidates.length === 0 ? [] : await judge.judge(item.newer, item.candidates));
+          }
         }
       } catch {
         answers = null;

@@ -241,6 +241,29 @@ describe('Claude contradiction judge, several memories in one call', () => {
     expect(warnings()).toMatchObject([{ event: 'contradiction_judge_failed', reason: 'malformed', items: 2 }]);
   });
 
+  it('the detector asks a judge that cannot batch one item at a time', async () => {
+    const asked: string[] = [];
+    const detector = createContradictionDetector({
+      judge: (newer, candidates) => {
+        asked.push(newer);
+        return Promise.resolve(candidates.map(() => true));
+      },
+    });
+    const verdicts = await detector.contradictedMany!(items);
+    expect(asked).toEqual(['Alice moved to Berlin', 'Alice no longer likes jazz']);
+    expect(verdicts.map((v) => v.map((x) => [x.contradicts, x.by]))).toEqual([
+      [
+        [true, 'llm'],
+        [true, 'llm'],
+      ],
+      [],
+      [
+        [true, 'llm'],
+        [true, 'llm'],
+      ],
+    ]);
+  });
+
   it('the detector falls back on the heuristic per item when the batch fails', async () => {
     api.enqueue(apiError(400, 'invalid_request_error'));
     const detector = createContradictionDetector(judge());
