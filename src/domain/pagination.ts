@@ -13,7 +13,11 @@ export function decodeCursor(cursor: string, shape: readonly ('string' | 'number
   } catch {
     value = undefined;
   }
-  if (!Array.isArray(value) || value.length !== shape.length || value.some((v, i) => typeof v !== shape[i])) {
+  // Numbers in cursors are positions and sequence numbers: a fraction or a huge value is forged,
+  // and would otherwise reach the database as a bad bigint.
+  const fits = (v: unknown, i: number): boolean =>
+    typeof v === shape[i] && (typeof v !== 'number' || (Number.isSafeInteger(v) && v >= 0));
+  if (!Array.isArray(value) || value.length !== shape.length || !value.every(fits)) {
     throw invalidCursor();
   }
   return value as (string | number)[];

@@ -2,11 +2,28 @@ import { z } from 'zod';
 
 /** Field schemas shared by REST bodies, query strings and MCP tool inputs. */
 
-// Postgres text and jsonb cannot hold U+0000: such input is refused here instead of failing in the driver.
-const NUL_MESSAGE = 'must not contain the character U+0000';
-const hasNul = (s: string): boolean => s.includes('\u0000');
+/**
+ * Why Postgres cannot store a string as it is, or undefined. Text and jsonb cannot hold U+0000, and a
+ * lone UTF-16 surrogate has no UTF-8 form: jsonb refuses it (a driver error) and text silently
+ * turns it into U+FFFD. Both are refused here, the one check every input string passes.
+ */
+// With the u flag a surrogate pair reads as one code point, so only a lone surrogate matches
+// (String.prototype.isWellFormed, which the ES2023 lib of this build does not declare).
+const LONE_SURROGATE = /\p{Surrogate}/u;
+
+export function unstorable(s: string): string | undefined {
+  if (s.includes('\u0000')) return 'must not contain the character U+0000';
+  if (LONE_SURROGATE.test(s)) return 'must not contain a lone UTF-16 surrogate';
+  return undefined;
+}
+
+const storable = (s: string, ctx: z.RefinementCtx): void => {
+  const problem = unstorable(s);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+};
+
 /** A string that Postgres can store. */
-export const text = () => z.string().refine((s) => !hasNul(s), NUL_MESSAGE);
+export const text = () => z.string().superRefine(storable);
 
 export const agentId = text().trim().min(1, 'must not be empty').max(200).describe('The agent acting');
 export const anchorExternalId = text()
@@ -19,17 +36,18 @@ export const uuid = z.guid('must be a UUID');
 
 const METADATA_MAX_DEPTH = 32;
 
-/** What Postgres jsonb would refuse (U+0000 anywhere) or fail on (deep nesting exhausts its stack). */
+/** What Postgres jsonb would refuse (see unstorable, in keys and values) or fail on (deep nesting exhausts its stack). */
 function metadataProblem(value: unknown): string | undefined {
   // Iterative, so that a body of a million brackets cannot exhaust our own stack either.
   const pending: [unknown, number][] = [[value, 1]];
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
     const [item, depth] = next;
-    if (typeof item === 'string' && hasNul(item)) return NUL_MESSAGE;
+    if (typeof item === 'string' && unstorable(item)) return unstorable(item);
     if (item === null || typeof item !== 'object') continue;
     if (depth > METADATA_MAX_DEPTH) return `must not nest deeper than ${METADATA_MAX_DEPTH} levels`;
     for (const [key, child] of Object.entries(item)) {
-      if (hasNul(key)) return NUL_MESSAGE;
+      const keyProblem = unstorable(key);
+      if (keyProblem) return `key ${keyProblem}`;
       pending.push([child, depth + 1]);
     }
   }
@@ -49,9 +67,19 @@ export const content = text()
   .describe('The memory text: one self-contained statement works best');
 export const limit = (fallback: number, max: number) =>
   z.coerce.number().int().min(1).max(max).default(fallback).describe(`How many items, 1..${max}`);
-export const cursor = z.string().min(1).max(500).describe('next_cursor of the previous page');
+export const cursor = text().min(1).max(500).describe('next_cursor of the previous page');
 export const booleanFlag = z
   .enum(['true', 'false'])
   .transform((v) => v === 'true')
   .describe('true or false');
 export const isoTime = z.string().describe('ISO-8601 time, UTC');
+
+/** Dates outside these years are no client's intent, and some are beyond what the database engines accept. */
+const EARLIEST = Date.UTC(1970, 0, 1);
+const LATEST = Date.UTC(10000, 0, 1);
+/** An ISO-8601 time with an offset, between 1970 and 9999. */
+export const dateTime = () =>
+  z.iso.datetime({ offset: true }).refine((s) => {
+    const ms = Date.parse(s);
+    return ms >= EARLIEST && ms < LATEST;
+  }, 'must be a time between the years 1970 and 9999');

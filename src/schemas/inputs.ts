@@ -1,7 +1,18 @@
 import { z } from 'zod';
 import { AUDIT_ACTIONS } from '../domain/audit.js';
 import { SCOPES } from '../domain/core.js';
-import { agentId, anchorExternalId, booleanFlag, content, cursor, limit, metadata, text, uuid } from './fields.js';
+import {
+  agentId,
+  anchorExternalId,
+  booleanFlag,
+  content,
+  cursor,
+  dateTime,
+  limit,
+  metadata,
+  text,
+  uuid,
+} from './fields.js';
 
 export const SetupBody = z.object({ org_name: text().trim().min(1, 'must not be empty').max(200) });
 
@@ -23,7 +34,7 @@ export const CreateKeyBody = z.object({
     ),
 });
 
-export const IdParams = z.object({ id: z.string() });
+export const IdParams = z.object({ id: text() });
 
 export const StoreMemoryBody = z.object({
   agent_id: agentId,
@@ -75,7 +86,7 @@ export const AuditQuery = z.object({
   anchor_id: uuid.optional(),
   memory_id: uuid.optional(),
   action: z.enum(AUDIT_ACTIONS).optional(),
-  since: z.iso.datetime({ offset: true }).optional().describe('Only events at or after this time'),
+  since: dateTime().optional().describe('Only events at or after this time'),
   limit: limit(50, 200),
   cursor: cursor.optional(),
 });
@@ -95,7 +106,7 @@ export const ConversationMessageBody = z.object({
     .optional()
     .describe('Your id of the message; with conversation_id, a message is ingested once'),
   name: text().trim().min(1, 'must not be empty').max(200).optional().describe("The speaker's name"),
-  created_at: z.iso.datetime({ offset: true }).optional().describe('When the message was sent, ISO-8601'),
+  created_at: dateTime().optional().describe('When the message was sent, ISO-8601'),
 });
 
 export const IngestBody = z.object({

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { decodeTimeIdCursor, encodeCursor } from '../../src/domain/pagination.js';
+import { decodeCursor, decodeTimeIdCursor, encodeCursor } from '../../src/domain/pagination.js';
 import { AppError } from '../../src/errors.js';
 import { RateLimitedError, RateLimiter } from '../../src/http/rate-limit.js';
 import { assertContentLimit } from '../../src/http/validate.js';
-import { metadata } from '../../src/schemas/fields.js';
+import { content, dateTime, metadata } from '../../src/schemas/fields.js';
 
 function thrown(fn: () => unknown): unknown {
   try {
@@ -99,5 +99,39 @@ describe('metadata schema', () => {
     expect(metadata.safeParse(nest(33)).success).toBe(false);
     expect(metadata.safeParse({ ['k\u0000']: 1 }).success).toBe(false);
     expect(metadata.safeParse({ list: ['ok', 'n\u0000'] }).success).toBe(false);
+  });
+});
+
+describe('strings the database cannot store', () => {
+  it('refuses a lone surrogate in text and in metadata keys and values at any depth, keeps pairs', () => {
+    for (const lone of ['\ud800', '\udfff', 'a\udc00b', '\ud83d']) {
+      expect(content.safeParse(lone).success).toBe(false);
+      expect(metadata.safeParse({ k: lone }).success).toBe(false);
+      expect(metadata.safeParse({ [lone]: 1 }).success).toBe(false);
+      expect(metadata.safeParse({ a: [{ b: { [`c${lone}`]: true } }] }).success).toBe(false);
+    }
+    expect(content.safeParse('pizza 🍕').success).toBe(true);
+    expect(metadata.safeParse({ '🍕': ['😀'] }).success).toBe(true);
+  });
+});
+
+describe('dateTime', () => {
+  it('takes the years 1970 to 9999 only', () => {
+    for (const ok of ['1970-01-01T00:00:00Z', '2026-05-01T12:00:00+02:00', '9999-12-31T23:59:59.999Z']) {
+      expect(dateTime().safeParse(ok).success).toBe(true);
+    }
+    for (const bad of ['0000-01-01T00:00:00Z', '1969-12-31T23:59:59Z', '+010000-01-01T00:00:00Z', 'yesterday']) {
+      expect(dateTime().safeParse(bad).success).toBe(false);
+    }
+  });
+});
+
+describe('decodeCursor', () => {
+  it('takes only non-negative safe integers where a number is expected', () => {
+    expect(decodeCursor(encodeCursor([42]), ['number'])).toEqual([42]);
+    for (const forged of [[1.5], [1e20], [-1], [Number.MAX_SAFE_INTEGER + 2]]) {
+      const error = thrown(() => decodeCursor(encodeCursor(forged), ['number']));
+      expect((error as AppError).code).toBe('invalid_request');
+    }
   });
 });
