@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Actor, Core, Scope } from './domain/core.js';
-import { AppError, toProblem } from './errors.js';
+import { AppError, outageError, toProblem, UnavailableError } from './errors.js';
 import { authorize, checkSetupToken } from './http/auth.js';
+import { AuthThrottle } from './http/auth-throttle.js';
 import { createMetrics } from './http/metrics.js';
 import { buildOpenApi } from './http/openapi.js';
 import { RateLimitedError, RateLimiter } from './http/rate-limit.js';
@@ -39,6 +40,8 @@ const expressPath = (openApiPath: string): string => openApiPath.replace(/\{(\w+
 
 interface BodyParserError {
   type?: string;
+  status?: number;
+  expose?: boolean;
 }
 
 /** Failures of the JSON body parser (plain errors with a `type`) and of path decoding. */
@@ -52,14 +55,20 @@ function bodyParserProblem(error: unknown): AppError | undefined {
     case 'entity.too.large':
       return new AppError('payload_too_large', 'the body is larger than the limit');
     case 'encoding.unsupported':
+      return new AppError('unsupported_media_type', 'send the body uncompressed, or with gzip, deflate or br');
     case 'charset.unsupported':
       return new AppError('unsupported_media_type', 'send the body as UTF-8 JSON');
     case 'request.aborted':
     case 'request.size.invalid':
       return new AppError('invalid_request', 'the body was cut short');
-    default:
-      return undefined;
   }
+  // A body that its Content-Encoding cannot decode (gzip, deflate, br): the zlib error, wrapped by
+  // the parser in a 400 without a type.
+  const parserError = error as BodyParserError | null;
+  if (parserError?.status === 400 && parserError.expose === true) {
+    return new AppError('invalid_request', 'the body is not valid data of its Content-Encoding');
+  }
+  return undefined;
 }
 
 export function createApp(core: Core): express.Express {
@@ -68,6 +77,7 @@ export function createApp(core: Core): express.Express {
   app.set('trust proxy', false);
   const metrics = createMetrics(core.llm);
   const limiter = new RateLimiter(core.config.rateLimitPerMinute);
+  const throttle = new AuthThrottle(core.config.httpLimits.authFailuresPerMinute);
   // The document lists the ops routes too; the closure reads it once it exists.
   const routes: AnyRoute[] = [...opsRoutes(metrics, () => openApi), ...API_ROUTES];
   const openApi = buildOpenApi(routes, VERSION);
@@ -115,9 +125,10 @@ export function createApp(core: Core): express.Express {
       let actor = NO_ACTOR;
       if (spec.access === 'setup') {
         limiter.take(`setup:${req.socket.remoteAddress ?? 'unknown'}`);
-        checkSetupToken(core, req);
+        await throttle.guard(req, () => checkSetupToken(core, req));
       } else if (spec.access !== 'public') {
-        actor = await authorize(core, req, spec.access);
+        const access = spec.access;
+        actor = await throttle.guard(req, () => authorize(core, req, access));
         limiter.take(`key:${actor.keyId ?? ''}`);
       }
       const reply = await spec.handle({
@@ -136,7 +147,7 @@ export function createApp(core: Core): express.Express {
     });
   }
 
-  mountMcp(app, core, limiter);
+  mountMcp(app, core, limiter, throttle);
 
   app.use((req: Request) => {
     throw new AppError('not_found', `no route ${req.method} ${req.path}`);
@@ -144,9 +155,11 @@ export function createApp(core: Core): express.Express {
 
   // Express recognizes an error handler by its four parameters.
   app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    const known = error instanceof AppError ? error : bodyParserProblem(error);
+    const outage = outageError(error);
+    const known = error instanceof AppError ? error : (bodyParserProblem(error) ?? outage);
     const appError = known ?? new AppError('internal', 'an internal error occurred; it has been logged');
-    if (!known) {
+    if (outage) core.log.warn({ req_id: res.locals.requestId as string, err: error }, 'database unavailable');
+    else if (!known) {
       core.log.error(
         { req_id: res.locals.requestId as string, err: error, route: res.locals.route as string },
         'unhandled error',
@@ -159,7 +172,8 @@ export function createApp(core: Core): express.Express {
     // Setup authenticates with its own header, not a bearer key.
     if (appError.code === 'unauthorized' && res.locals.route !== '/v1/setup')
       res.setHeader('WWW-Authenticate', 'Bearer');
-    if (appError instanceof RateLimitedError) res.setHeader('Retry-After', String(appError.retryAfterSeconds));
+    if (appError instanceof RateLimitedError || appError instanceof UnavailableError)
+      res.setHeader('Retry-After', String(appError.retryAfterSeconds));
     const problem = toProblem(appError);
     res.status(problem.status).type('application/problem+json').send(JSON.stringify(problem));
   });

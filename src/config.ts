@@ -68,6 +68,11 @@ const EnvSchema = z.object({
     .transform((hosts) => hosts.filter((h) => h.length > 0))
     .refine((hosts) => hosts.every(isHostName), 'must be host names separated by commas, without scheme or port')
     .optional(),
+  // The HTTP server against bad and abusive clients.
+  AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(0).default(30),
+  HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().positive().default(20_000),
+  HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().positive().default(5_000),
 });
 
 export type Binding = 'private' | 'anchored' | 'session' | 'canon';
@@ -94,6 +99,18 @@ export interface EmbeddingConfig {
   readonly batchSize: number | undefined;
   readonly timeoutMs: number;
   readonly maxRetries: number;
+}
+
+/** Limits the HTTP server puts on its clients. */
+export interface HttpLimitsConfig {
+  /** Failed authentications per client address per minute before 429; 0 turns the throttle off. */
+  readonly authFailuresPerMinute: number;
+  /** Time to receive a request's headers. */
+  readonly headersTimeoutMs: number;
+  /** Time to receive a whole request, body included. */
+  readonly requestTimeoutMs: number;
+  /** How long an idle kept-alive connection stays open. */
+  readonly keepAliveTimeoutMs: number;
 }
 
 export interface Config {
@@ -128,6 +145,7 @@ export interface Config {
   readonly agentId: string | undefined;
   /** Host names that /mcp accepts besides localhost, 127.0.0.1 and [::1] (DNS rebinding protection). */
   readonly mcpAllowedHosts: readonly string[];
+  readonly httpLimits: HttpLimitsConfig;
 }
 
 export class ConfigError extends Error {}
@@ -194,6 +212,10 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     throw new ConfigError(`invalid configuration: ${lines.join('; ')}`);
   }
   const env = parsed.data;
+  // Node refuses a server whose headers may take longer than the whole request.
+  if (env.HTTP_HEADERS_TIMEOUT_MS > env.HTTP_REQUEST_TIMEOUT_MS) {
+    throw new ConfigError('invalid configuration: HTTP_HEADERS_TIMEOUT_MS: must not exceed HTTP_REQUEST_TIMEOUT_MS');
+  }
   return Object.freeze({
     port: env.PORT,
     host: env.HOST,
@@ -222,5 +244,11 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     llmBreaker: Object.freeze({ failures: env.LLM_BREAKER_FAILURES, cooldownMs: env.LLM_BREAKER_COOLDOWN_MS }),
     agentId: env.AGENT_ID,
     mcpAllowedHosts: Object.freeze(env.MCP_ALLOWED_HOSTS ?? []),
+    httpLimits: Object.freeze({
+      authFailuresPerMinute: env.AUTH_FAILURES_PER_MINUTE,
+      headersTimeoutMs: env.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: env.HTTP_REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: env.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    }),
   });
 }

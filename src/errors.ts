@@ -9,7 +9,9 @@ export type ErrorCode =
   | 'session_ended'
   | 'payload_too_large'
   | 'unsupported_media_type'
+  | 'request_timeout'
   | 'rate_limited'
+  | 'headers_too_large'
   | 'internal'
   | 'unavailable';
 
@@ -24,7 +26,9 @@ export const ERROR_STATUS: Record<ErrorCode, number> = {
   session_ended: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  request_timeout: 408,
   rate_limited: 429,
+  headers_too_large: 431,
   internal: 500,
   unavailable: 503,
 };
@@ -39,7 +43,9 @@ export const ERROR_TITLE: Record<ErrorCode, string> = {
   session_ended: 'Session ended',
   payload_too_large: 'Payload too large',
   unsupported_media_type: 'Unsupported media type',
+  request_timeout: 'Request timeout',
   rate_limited: 'Rate limited',
+  headers_too_large: 'Request header fields too large',
   internal: 'Internal error',
   unavailable: 'Service unavailable',
 };
@@ -93,4 +99,50 @@ export function isInvalidTextRepresentation(error: unknown): boolean {
 
 export function isUniqueViolation(error: unknown): boolean {
   return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '23505';
+}
+
+/** A 503 that tells the client when to come back. */
+export class UnavailableError extends AppError {
+  constructor(
+    detail: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super('unavailable', detail);
+  }
+}
+
+/** Node's socket errors when the database cannot be reached at all. */
+const CONNECTION_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE']);
+/** Postgres: 57P01..57P03 are shutdown and start-up, 3D000 a database that no longer exists. */
+const OUTAGE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '3D000']);
+/** node-postgres raises these as plain errors, known only by their message. */
+const OUTAGE_MESSAGES = [
+  /^Connection terminated/,
+  /^timeout exceeded when trying to connect$/,
+  /^Client has encountered a connection error and is not queryable$/,
+];
+
+function isDatabaseOutage(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  // Several addresses tried at once fail together (happy eyeballs).
+  if (error instanceof AggregateError) return error.errors.length > 0 && error.errors.every(isDatabaseOutage);
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') {
+    // SQLSTATE class 08: connection exception.
+    if (CONNECTION_ERRNOS.has(code) || OUTAGE_SQLSTATES.has(code) || /^08[0-9A-Z]{3}$/.test(code)) return true;
+  }
+  const message = (error as { message?: unknown }).message;
+  return typeof message === 'string' && OUTAGE_MESSAGES.some((m) => m.test(message));
+}
+
+/** How long a client should wait before retrying while the database is away. */
+const OUTAGE_RETRY_SECONDS = 5;
+
+/**
+ * The one translation of failures that are not the client's: a database that cannot be reached is
+ * a 503 to retry later, not a 500. Undefined for anything else.
+ */
+export function outageError(error: unknown): UnavailableError | undefined {
+  if (!isDatabaseOutage(error)) return undefined;
+  return new UnavailableError('the database is unavailable; retry shortly', OUTAGE_RETRY_SECONDS);
 }

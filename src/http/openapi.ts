@@ -51,7 +51,11 @@ export function buildOpenApi(routes: readonly AnyRoute[], version: string): Json
     if (r.access !== 'public') {
       responses['401'] ??= { description: 'Missing or invalid credentials' };
       if (r.access !== 'setup' && r.access !== 'any') responses['403'] ??= { description: 'Key lacks the scope' };
-      responses['429'] ??= { description: 'Rate limited; see Retry-After' };
+      responses['429'] ??= {
+        description:
+          'Rate limited: the key used its allowance, or the address failed authentication too often; see Retry-After',
+      };
+      responses['503'] ??= { description: 'The database is unavailable; retry after Retry-After seconds' };
     }
     if (r.body || r.query) responses['400'] ??= { description: 'Invalid request' };
     (paths[r.path] ??= {})[r.method] = {
@@ -73,7 +77,10 @@ export function buildOpenApi(routes: readonly AnyRoute[], version: string): Json
     info: {
       title: 'agent-memory',
       version,
-      description: 'A memory service for LLM agents. Errors are RFC 9457 application/problem+json.',
+      description:
+        'A memory service for LLM agents. Errors are RFC 9457 application/problem+json, including those the ' +
+        'server answers before a route is reached: 400 for malformed HTTP, 408 for a request not received in ' +
+        'time, 431 for oversized headers.',
     },
     components: {
       securitySchemes: {

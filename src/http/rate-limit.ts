@@ -12,20 +12,26 @@ export class RateLimiter {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Throws 429 with the seconds to wait when the key has no token left. */
-  take(key: string): void {
+  /**
+   * Throws 429 with the seconds to wait when the key has fewer than `cost` tokens left. A JSON-RPC
+   * batch costs one token per call in it; a cost above a minute's allowance is never granted.
+   */
+  take(key: string, cost = 1): void {
     if (this.perMinute <= 0) return;
     const now = this.now();
     const ratePerMs = this.perMinute / 60_000;
     const bucket = this.buckets.get(key) ?? { tokens: this.perMinute, at: now };
     bucket.tokens = Math.min(this.perMinute, bucket.tokens + (now - bucket.at) * ratePerMs);
     bucket.at = now;
-    if (bucket.tokens < 1) {
+    if (cost > this.perMinute) {
+      throw new RateLimitedError(60, `${cost} calls in one request exceed the limit of ${this.perMinute} per minute`);
+    }
+    if (bucket.tokens < cost) {
       this.buckets.set(key, bucket);
-      const retryAfter = Math.max(1, Math.ceil((1 - bucket.tokens) / ratePerMs / 1000));
+      const retryAfter = Math.max(1, Math.ceil((cost - bucket.tokens) / ratePerMs / 1000));
       throw new RateLimitedError(retryAfter);
     }
-    bucket.tokens -= 1;
+    bucket.tokens -= cost;
     this.buckets.set(key, bucket);
     if (this.buckets.size > 100_000) this.evictFull(now);
   }
@@ -39,7 +45,10 @@ export class RateLimiter {
 }
 
 export class RateLimitedError extends AppError {
-  constructor(readonly retryAfterSeconds: number) {
-    super('rate_limited', `too many requests for this key; retry after ${retryAfterSeconds} s`);
+  constructor(
+    readonly retryAfterSeconds: number,
+    detail = `too many requests for this key; retry after ${retryAfterSeconds} s`,
+  ) {
+    super('rate_limited', detail);
   }
 }

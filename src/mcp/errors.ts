@@ -1,6 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Core } from '../domain/core.js';
-import { AppError, type ErrorCode } from '../errors.js';
+import { AppError, outageError, type ErrorCode } from '../errors.js';
 
 /**
  * Domain errors as a model reads them: one line saying what went wrong and what to do next. The
@@ -33,7 +33,9 @@ const MESSAGES: Record<ErrorCode, (detail: string) => string> = {
   session_ended: (d) => `${speak(d)} (start_session), or store without session_id.`,
   payload_too_large: (d) => `${speak(d)}. Store shorter, self-contained statements, one fact per call.`,
   unsupported_media_type: (d) => `${speak(d)}.`,
+  request_timeout: (d) => `${speak(d)}.`,
   rate_limited: (d) => `${speak(d)}.`,
+  headers_too_large: (d) => `${speak(d)}.`,
   internal: () => UNEXPECTED,
   unavailable: () => 'The memory service is unavailable right now; retry shortly, or continue without memory.',
 };
@@ -44,7 +46,8 @@ const oneLine = (text: string): string => text.replace(/\s+/g, ' ').trim();
  * The one place where a failure becomes an MCP tool result: a domain error as an `isError` result
  * with an actionable line, anything else logged and answered without internals.
  */
-export function toolError(core: Core, tool: string, error: unknown): CallToolResult {
+export function toolError(core: Core, tool: string, failure: unknown): CallToolResult {
+  const error = outageError(failure) ?? failure;
   let text: string;
   if (error instanceof AppError) {
     text = MESSAGES[error.code](error.detail);
@@ -76,8 +79,9 @@ export class ResourceError extends Error {
 }
 
 /** The counterpart of toolError for resource reads: another tenant's resource reads as a missing one. */
-export function resourceError(core: Core, uri: string, error: unknown): ResourceError {
-  if (error instanceof ResourceError) return error;
+export function resourceError(core: Core, uri: string, failure: unknown): ResourceError {
+  if (failure instanceof ResourceError) return failure;
+  const error = outageError(failure) ?? failure;
   if (error instanceof AppError) {
     if (error.code === 'not_found') return new ResourceError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}`);
     const code = error.code === 'insufficient_scope' ? INVALID_REQUEST : INVALID_PARAMS;

@@ -5,6 +5,7 @@ import { actAs } from '../domain/agent-binding.js';
 import type { Core } from '../domain/core.js';
 import { AppError } from '../errors.js';
 import { authorize } from '../http/auth.js';
+import type { AuthThrottle } from '../http/auth-throttle.js';
 import type { RateLimiter } from '../http/rate-limit.js';
 import { agentId as agentIdField } from '../schemas/fields.js';
 import { createMcpServer } from './server.js';
@@ -48,12 +49,13 @@ const methodNotAllowed = (_req: Request, res: Response): void => {
  * keys; each tool then checks its scope), builds a server for that caller and answers with JSON.
  * Failures before the transport (401, 429, 400) are the REST problem documents of app.ts.
  */
-export function mountMcp(app: Express, core: Core, limiter: RateLimiter): void {
+export function mountMcp(app: Express, core: Core, limiter: RateLimiter, throttle: AuthThrottle): void {
   const hosts = hostHeaderValidation([...LOCAL_HOSTS, ...core.config.mcpAllowedHosts]);
 
   app.post(MCP_PATH, label, hosts, async (req: Request, res: Response) => {
-    const actor = await authorize(core, req, 'any');
-    limiter.take(`key:${actor.keyId ?? ''}`);
+    const actor = await throttle.guard(req, () => authorize(core, req, 'any'));
+    // A JSON-RPC batch carries many calls in one request: each counts against the key's limit.
+    limiter.take(`key:${actor.keyId ?? ''}`, Array.isArray(req.body) ? Math.max(1, req.body.length) : 1);
     const header = agentIdHeader(req);
     // A header naming an agent the key may not act as is refused up front, as REST refuses it.
     if (header !== undefined) actAs(actor, header);
