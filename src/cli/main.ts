@@ -4,6 +4,7 @@ import { createApp } from '../app.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { EmbedderMismatchError } from '../db/migrate.js';
 import { EmbeddingError } from '../embedding/http.js';
+import { createHttpServer } from '../http/server.js';
 import { startSweeper, sweepExpiredSessions } from '../domain/sweeper.js';
 import { createTenant } from '../domain/tenants.js';
 import { AppError } from '../errors.js';
@@ -34,7 +35,7 @@ async function serve(config: Config): Promise<void> {
   const app = createApp(core);
   const stopSweeper =
     config.sweepIntervalSeconds > 0 ? startSweeper(core, config.sweepIntervalSeconds * 1000) : () => undefined;
-  const server = app.listen(config.port, config.host);
+  const server = createHttpServer(app, config.httpLimits).listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
