@@ -191,9 +191,15 @@ function badBodies(schema: Json, pick: () => number): Json[] {
   const base: Json = {};
   for (const name of required) base[name] = goodBodyValue(name, properties[name] ?? {});
   for (const [name, prop] of typed) {
-    const type = prop.type as string | undefined;
+    // A nullable field is an anyOf of its type and null: its bad values are its type's, null aside.
+    const variants = (prop.anyOf as Json[] | undefined) ?? [prop];
+    const type = variants.find((v) => v.type !== 'null')?.type as string | undefined;
+    const nullable = variants.some((v) => v.type === 'null');
     const values = type === 'array' ? BAD_ARRAY_VALUES : type === 'object' ? BAD_OBJECT_VALUES : BAD_STRING_VALUES;
-    for (const value of values) if (pick() < 0.6) bodies.push({ ...base, [name]: value });
+    for (const value of values) {
+      if (nullable && value === null) continue;
+      if (pick() < 0.6) bodies.push({ ...base, [name]: value });
+    }
   }
   // Each required field missing in turn.
   for (const name of required) {
