@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +11,12 @@ import { CLI, childEnv, exited, ok, readJson, ROOT, spawnCli, tempDir, text, cal
 
 // Starting a process with a fresh embedded database takes seconds on a loaded 2-core machine.
 const START_TIMEOUT_MS = 90_000;
+/**
+ * How long a process may take to exit once stdin has closed. A ceiling that only a process that
+ * stays up would reach, never a latency target: exit times on a busy machine range from tens of
+ * milliseconds to seconds.
+ */
+const EXIT_CEILING_MS = 30_000;
 
 async function connectStdio(env: Record<string, string>): Promise<{ client: Client; stderr: () => string }> {
   const transport = new StdioClientTransport({
@@ -119,7 +126,7 @@ interface Line {
 
 describe('agent-memory mcp over stdio (raw pipes)', () => {
   it(
-    'writes nothing but JSON-RPC to stdout, keeps its data across starts, and exits within 2 s of stdin closing',
+    'writes nothing but JSON-RPC to stdout, keeps its data across starts, and exits when stdin closes',
     async () => {
       const data = tempDir('agent-memory-stdio-raw-');
       try {
@@ -149,9 +156,9 @@ describe('agent-memory mcp over stdio (raw pipes)', () => {
           }
           // Logs were written, to stderr: the process did log at info and debug.
           expect(run.stderr).toContain('"msg":"agent-memory mcp serving on stdio"');
-          expect(run.code).toBe(0);
-          console.log(`stdio exit: ${run.exitMs} ms after stdin closed`);
-          expect(run.exitMs).toBeLessThan(2_000);
+          // Still running when stdin closed, then a clean exit: it ended because its input did.
+          expect(run.runningAtClose).toBe(true);
+          expect({ code: run.code, signal: run.signal }).toEqual({ code: 0, signal: null });
         }
         const ids = first.lines.map((l) => l.parsed.id).sort();
         expect(ids).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
@@ -175,7 +182,7 @@ describe('agent-memory mcp over stdio (raw pipes)', () => {
           ],
           { closeAtOnce: true },
         );
-        expect(run.code).toBe(0);
+        expect({ code: run.code, signal: run.signal }).toEqual({ code: 0, signal: null });
         expect(run.lines.map((l) => l.parsed.id).sort()).toEqual([1, 2, 3]);
         const stored = run.lines.find((l) => l.parsed.id === 3)?.parsed.result;
         expect(stored.structuredContent).toMatchObject({ content: 'Piped in', agent_id: 'raw-test' });
@@ -189,13 +196,13 @@ describe('agent-memory mcp over stdio (raw pipes)', () => {
 
 /**
  * Starts `agent-memory mcp`, initializes, sends the requests (ids 2, 3, …), waits for every
- * answer, closes stdin and measures the time until the process has exited.
+ * answer, closes stdin and waits for the process to exit, at most EXIT_CEILING_MS.
  */
 async function session(
   env: Record<string, string>,
   requests: { method: string; params?: unknown }[],
   options: { closeAtOnce?: boolean } = {},
-): Promise<{ lines: Line[]; stderr: string; exitMs: number; code: number | null }> {
+): Promise<{ lines: Line[]; stderr: string; runningAtClose: boolean; code: number | null; signal: string | null }> {
   const child = spawnCli(['mcp'], env);
   let stdout = '';
   let stderr = '';
@@ -231,11 +238,13 @@ async function session(
   requests.forEach((r, i) => send({ jsonrpc: '2.0', id: i + 2, ...r }));
   if (options.closeAtOnce) child.stdin?.end();
   await answered;
-  const exit = exited(child);
-  const closedAt = performance.now();
+  const exit = exitOf(child);
+  const runningAtClose = child.exitCode === null && child.signalCode === null;
   child.stdin?.end();
-  const code = await exit;
-  const exitMs = performance.now() - closedAt;
+  const { code, signal } = await within(exit, EXIT_CEILING_MS, () => {
+    child.kill('SIGKILL');
+    return `still running ${EXIT_CEILING_MS} ms after stdin closed; stderr:\n${stderr}`;
+  });
   const lines = stdout
     .split('\n')
     .filter((l) => l.length > 0)
@@ -246,5 +255,25 @@ async function session(
         throw new Error(`stdout carried a line that is not JSON: ${raw}`);
       }
     });
-  return { lines, stderr, exitMs, code };
+  return { lines, stderr, runningAtClose, code, signal };
+}
+
+/** The exit code and signal, once the child has exited. */
+function exitOf(child: ChildProcess): Promise<{ code: number | null; signal: string | null }> {
+  if (child.exitCode !== null || child.signalCode !== null) {
+    return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
+  }
+  return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+}
+
+async function within<T>(promise: Promise<T>, ms: number, onTimeout: () => string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(onTimeout())), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
