@@ -174,12 +174,13 @@ describe('detectContradiction', () => {
     for (let i = 0; i < rounds; i++) detectContradiction(all[i % all.length]!, all[(i * 7) % all.length]!);
     const microseconds = ((performance.now() - started) * 1000) / rounds;
     console.log(`contradiction heuristic: ${microseconds.toFixed(1)} µs per pair`);
-    // Generous, for slow CI machines: about 15 µs here.
-    expect(microseconds).toBeLessThan(500);
+    // Ceilings, not targets: they catch a heuristic gone quadratic or backtracking, not a busy
+    // machine (about 25 µs per pair and 2 ms for the long input when idle).
+    expect(microseconds).toBeLessThan(1_000);
 
     const long = 'Lives in Paris and likes jazz. '.repeat(300);
     const longStarted = performance.now();
     detectContradiction(long, long);
-    expect(performance.now() - longStarted).toBeLessThan(100);
+    expect(performance.now() - longStarted).toBeLessThan(2_000);
   });
 });

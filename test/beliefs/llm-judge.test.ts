@@ -186,7 +186,9 @@ describe('Claude contradiction judge', () => {
     expect(await judge(300).judge('Alice moved to Berlin', candidates)).toBeNull();
     const elapsed = Date.now() - started;
     expect(elapsed).toBeGreaterThanOrEqual(250);
-    expect(elapsed).toBeLessThan(1000);
+    // The API never answers, so any bound shows the judge gave up by itself; a generous one, as a
+    // busy machine stretches timers (about 300 ms when idle).
+    expect(elapsed).toBeLessThan(10_000);
     expect(warnings()).toMatchObject([{ reason: 'timeout' }]);
     expectNoSecretsLogged();
   });

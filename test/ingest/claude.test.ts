@@ -260,7 +260,9 @@ describe('Claude fact extraction against a local Messages API', () => {
     const elapsed = Date.now() - started;
     expect(extraction).toEqual({ extractor: 'heuristic', facts: await heuristicFacts(conversation) });
     expect(elapsed).toBeGreaterThanOrEqual(250);
-    expect(elapsed).toBeLessThan(1500);
+    // The API never answers, so any bound shows the extractor gave up by itself; a generous one, as
+    // a busy machine stretches timers (about 300 ms when idle).
+    expect(elapsed).toBeLessThan(10_000);
     expect(warnings()).toMatchObject([{ event: 'extraction_fallback', reason: 'timeout' }]);
     expectNoSecretsLogged();
   });

@@ -293,7 +293,7 @@ describe('heuristic extractor, statement by statement', () => {
     }
   });
 
-  it('is deterministic, and reads 500 messages well under a second', async () => {
+  it('is deterministic, and reads 500 messages within a generous ceiling', async () => {
     const conversations = loadConversations();
     const messages = Array.from({ length: 500 }, (_, i) => {
       const c = conversations[i % conversations.length]!;
@@ -306,8 +306,9 @@ describe('heuristic extractor, statement by statement', () => {
     const ms = performance.now() - started;
     expect(second).toEqual(first);
     expect(first.length).toBeGreaterThan(50);
-    // A sanity bound for a shared CI machine; tools/bench-extract.ts prints the real figure.
-    expect(ms).toBeLessThan(500);
+    // A ceiling that catches an extractor gone quadratic, not a busy machine (tens of milliseconds);
+    // tools/bench-extract.ts prints the real figure.
+    expect(ms).toBeLessThan(2_000);
   });
 
   it('stays linear on long, unpunctuated text', () => {
@@ -315,6 +316,7 @@ describe('heuristic extractor, statement by statement', () => {
     expect(long.length).toBeLessThan(8000);
     const started = performance.now();
     factsOfMessage(user(long));
-    expect(performance.now() - started).toBeLessThan(200);
+    // A ceiling for backtracking or quadratic splitting, not a latency target (about 8 ms when idle).
+    expect(performance.now() - started).toBeLessThan(2_000);
   });
 });
