@@ -1,13 +1,37 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+/**
+ * The slow end-to-end files: child processes on the CLI (stdio, `serve`, reembed, the LoCoMo
+ * tool), the local embedder's model, the data folder lock, a service wired from its environment,
+ * and operations with the database gone. Together they took about three quarters of the test time,
+ * so `npm test` runs the rest and `npm run test:e2e` these; CI runs both.
+ */
+const E2E = [
+  'test/mcp/stdio.test.ts',
+  'test/mcp/http.test.ts',
+  'test/eval/locomo.test.ts',
+  'test/embedding/reembed.test.ts',
+  'test/embedding/configured.test.ts',
+  'test/embedding-local.test.ts',
+  'test/unit/data-dir-lock.test.ts',
+  'test/http/ops.test.ts',
+];
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     // Files in one worker share its database (each test makes its own tenant), which saves
     // starting an embedded Postgres per file.
     pool: 'forks',
     isolate: false,
     testTimeout: 60_000,
     hookTimeout: 120_000,
+    projects: [
+      // Not a root `include`: a project that extends the root adds to its lists instead of replacing them.
+      {
+        extends: true,
+        test: { name: 'fast', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, ...E2E] },
+      },
+      { extends: true, test: { name: 'e2e', include: E2E } },
+    ],
   },
 });
