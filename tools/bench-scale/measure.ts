@@ -1,0 +1,208 @@
+import http from 'node:http';
+import { AGENT_BIG, AGENT_READER, SUBJECT_BIG, midSubject, storeSubject, typicalSubject, type Sizes } from './plan.js';
+import { prng, query, sentence } from './text.js';
+
+export interface Client {
+  request(method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }>;
+  close(): void;
+}
+
+/** Node's http with one keep-alive agent, so that timings measure the server, not connection setup. */
+export function client(baseUrl: string, apiKey: string, maxSockets: number): Client {
+  const agent = new http.Agent({ keepAlive: true, maxSockets });
+  const base = new URL(baseUrl);
+  return {
+    request: (method, path, body) =>
+      new Promise((resolve, reject) => {
+        const payload = body === undefined ? undefined : JSON.stringify(body);
+        const req = http.request(
+          {
+            agent,
+            host: base.hostname,
+            port: base.port,
+            method,
+            path,
+            headers: {
+              authorization: `Bearer ${apiKey}`,
+              ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}),
+            },
+          },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () => {
+              const text = Buffer.concat(chunks).toString('utf8');
+              let parsed: unknown = text;
+              try {
+                parsed = text.length > 0 ? JSON.parse(text) : undefined;
+              } catch {
+                // Not JSON: kept as text.
+              }
+              resolve({ status: res.statusCode ?? 0, body: parsed });
+            });
+            res.on('error', reject);
+          },
+        );
+        req.on('error', reject);
+        req.end(payload);
+      }),
+    close: () => agent.destroy(),
+  };
+}
+
+export interface Latencies {
+  count: number;
+  errors: number;
+  p50: number;
+  p95: number;
+  p99: number;
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+}
+
+const round = (n: number): number => Math.round(n * 10) / 10;
+
+export function summarize(samples: number[], errors: number): Latencies {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return {
+    count: samples.length,
+    errors,
+    p50: round(percentile(sorted, 50)),
+    p95: round(percentile(sorted, 95)),
+    p99: round(percentile(sorted, 99)),
+  };
+}
+
+const typicalParams =
+  (l: Sizes['layout']) =>
+  (i: number): Record<string, string> => ({
+    agent_id: AGENT_READER,
+    anchor_external_id: typicalSubject(i % l.typicalSubjects),
+  });
+
+/** One recall target: the query string's scope part and how many memories it sees. */
+export interface Scope {
+  label: string;
+  size: number;
+  params(i: number): Record<string, string>;
+}
+
+/** The measured tenant's scopes from ~100 memories up to the big agent's private ones. */
+export function scopes(sizes: Sizes): Scope[] {
+  const l = sizes.layout;
+  const subject = (externalId: string) => () => ({ agent_id: AGENT_READER, anchor_external_id: externalId });
+  return [
+    { label: `subject-typical-* (${l.typicalSubjects})`, size: l.typicalSize, params: typicalParams(l) },
+    ...l.midSubjects.map((size) => ({ label: midSubject(size), size, params: subject(midSubject(size)) })),
+    { label: SUBJECT_BIG, size: sizes.bigSubject, params: subject(SUBJECT_BIG) },
+    { label: `${AGENT_BIG} (private)`, size: sizes.bigAgent, params: () => ({ agent_id: AGENT_BIG }) },
+  ];
+}
+
+const recallPath = (params: Record<string, string>, text: string): string =>
+  `/v1/memories/recall?${new URLSearchParams({ ...params, query: text, limit: '10' }).toString()}`;
+
+async function timed(c: Client, method: string, path: string, body?: unknown) {
+  const started = performance.now();
+  const response = await c.request(method, path, body);
+  return { ...response, ms: performance.now() - started };
+}
+
+/**
+ * `queries` recalls, one at a time, after a short warm-up; a scope slower than `budgetSeconds` in
+ * all stops early (with at least a few samples), since the slow scopes are what this shows.
+ */
+export async function recallLatency(
+  c: Client,
+  scope: Scope,
+  queries: number,
+  budgetSeconds: number,
+  seed: number,
+): Promise<Latencies> {
+  const random = prng(seed);
+  for (let i = 0; i < 3; i++) await c.request('GET', recallPath(scope.params(i), query(random)));
+  const samples: number[] = [];
+  let errors = 0;
+  const deadline = performance.now() + budgetSeconds * 1000;
+  for (let i = 0; i < queries; i++) {
+    if (i >= 10 && performance.now() > deadline) break;
+    const r = await timed(c, 'GET', recallPath(scope.params(i), query(random)));
+    if (r.status === 200) samples.push(r.ms);
+    else errors++;
+  }
+  return summarize(samples, errors);
+}
+
+/** Closed-loop load: `concurrency` workers recall typical subjects back to back for `seconds`. */
+export async function recallThroughput(
+  baseUrl: string,
+  apiKey: string,
+  sizes: Sizes,
+  concurrency: number,
+  seconds: number,
+): Promise<{ perSecond: number; errors: number; latency: Latencies }> {
+  const c = client(baseUrl, apiKey, concurrency);
+  const params = typicalParams(sizes.layout);
+  const samples: number[] = [];
+  let errors = 0;
+  let next = 0;
+  const started = performance.now();
+  const deadline = started + seconds * 1000;
+  const worker = async (w: number) => {
+    const random = prng(1_000 + w);
+    while (performance.now() < deadline) {
+      const i = next++;
+      try {
+        const r = await timed(c, 'GET', recallPath(params(i), query(random)));
+        if (r.status === 200) samples.push(r.ms);
+        else errors++;
+      } catch {
+        errors++;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, (_, w) => worker(w)));
+  const elapsed = (performance.now() - started) / 1000;
+  c.close();
+  return { perSecond: round(samples.length / elapsed), errors, latency: summarize(samples, errors) };
+}
+
+/**
+ * A new fact into a subject of ~100 memories, then the same fact again (a reinforcement); each is
+ * deleted afterwards so that reruns find the dataset as it was built.
+ */
+export async function storeLatency(
+  c: Client,
+  sizes: Sizes,
+  stores: number,
+): Promise<{ new: Latencies; reinforce: Latencies }> {
+  const random = prng(4_242);
+  const fresh: number[] = [];
+  const again: number[] = [];
+  let freshErrors = 0;
+  let againErrors = 0;
+  for (let i = 0; i < stores; i++) {
+    const body = {
+      agent_id: AGENT_READER,
+      content: sentence(random),
+      anchor_external_id: storeSubject(i % sizes.layout.storeSubjects),
+    };
+    const first = await timed(c, 'POST', '/v1/memories', body);
+    // 200: the subject already held a near-identical fact, so this was no new one to time.
+    if (first.status === 200) continue;
+    if (first.status !== 201) {
+      freshErrors++;
+      continue;
+    }
+    fresh.push(first.ms);
+    const second = await timed(c, 'POST', '/v1/memories', body);
+    if (second.status === 200) again.push(second.ms);
+    else againErrors++;
+    const id = (first.body as { id?: string }).id;
+    if (id) await c.request('DELETE', `/v1/memories/${id}`);
+  }
+  return { new: summarize(fresh, freshErrors), reinforce: summarize(again, againErrors) };
+}

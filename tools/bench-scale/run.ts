@@ -1,0 +1,40 @@
+import { client, recallLatency, recallThroughput, scopes, storeLatency } from './measure.js';
+import type { Sizes } from './plan.js';
+import type { Results } from './report.js';
+
+export interface MeasureOptions {
+  queries: number;
+  /** Per recall scope, at most this long (a scope of seconds per recall would otherwise take hours). */
+  scopeSeconds: number;
+  seconds: number;
+  concurrency: number[];
+  stores: number;
+  log: (line: string) => void;
+}
+
+/** Every measurement against a server whose dataset has these sizes. */
+export async function measure(
+  url: string,
+  apiKey: string,
+  sizes: Sizes,
+  options: MeasureOptions,
+): Promise<Pick<Results, 'recall' | 'throughput' | 'store'>> {
+  const c = client(url, apiKey, 1);
+  try {
+    const recall: Results['recall'] = [];
+    for (const [i, scope] of scopes(sizes).entries()) {
+      options.log(`recall: ${scope.label} (${scope.size} memories)`);
+      recall.push({ ...scope, latency: await recallLatency(c, scope, options.queries, options.scopeSeconds, 100 + i) });
+    }
+    const throughput: Results['throughput'] = [];
+    for (const concurrency of options.concurrency) {
+      options.log(`throughput: concurrency ${concurrency} for ${options.seconds} s`);
+      throughput.push({ concurrency, ...(await recallThroughput(url, apiKey, sizes, concurrency, options.seconds)) });
+    }
+    options.log(`store: ${options.stores} new facts and their reinforcements`);
+    const store = await storeLatency(c, sizes, options.stores);
+    return { recall: recall.map(({ label, size, latency }) => ({ label, size, latency })), throughput, store };
+  } finally {
+    c.close();
+  }
+}
