@@ -75,7 +75,7 @@ async function insertMemories(db: Db, core: Core, seeds: MemorySeed[]): Promise<
     ORDER BY u.n`.execute(db);
 }
 
-async function insertScaffolding(db: Db, plan: Plan, now: Date): Promise<void> {
+async function insertScaffolding(db: Db, core: Core, plan: Plan, now: Date): Promise<void> {
   await db
     .insertInto('tenants')
     .values(plan.tenantIds.map((id, i) => ({ id, org_name: orgName(i), created_at: now })))
@@ -95,6 +95,8 @@ async function insertScaffolding(db: Db, plan: Plan, now: Date): Promise<void> {
   const sessions = plan.subjects.flatMap((s) =>
     s.sessions.map((x) => {
       const endedAt = new Date(x.startedAt.getTime() + 3_600_000);
+      // As endSession sets it: the session-bound memories live on this long after the end.
+      const expiresAt = new Date(endedAt.getTime() + core.config.sessionTtlHours * 3_600_000);
       return {
         tenant_id: plan.tenantIds[s.tenant] as string,
         id: x.id,
@@ -104,7 +106,7 @@ async function insertScaffolding(db: Db, plan: Plan, now: Date): Promise<void> {
         metadata: '{}',
         started_at: x.startedAt,
         ended_at: x.active ? null : endedAt,
-        expires_at: x.active ? null : endedAt,
+        expires_at: x.active ? null : expiresAt,
       };
     }),
   );
@@ -134,7 +136,7 @@ export async function loadDataset(
   const bar = options.progress ? progressBar('memories') : undefined;
 
   const loadStart = performance.now();
-  await insertScaffolding(db, plan, now);
+  await insertScaffolding(db, core, plan, now);
   // One index insert per row would make the load several times slower than one build at the end.
   await dropVectorIndex(db, dims);
   let batch: MemorySeed[] = [];
