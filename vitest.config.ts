@@ -3,7 +3,8 @@ import { configDefaults, defineConfig } from 'vitest/config';
 /**
  * The slow end-to-end files: child processes on the CLI (stdio, `serve`, reembed, the LoCoMo
  * tool), the local embedder's model, the data folder lock, a service wired from its environment,
- * and operations with the database gone. Together they took about three quarters of the test time,
+ * operations with the database gone, network timeouts under forced garbage collection, and the
+ * scale benchmark's dataset builder. Together they took about three quarters of the test time,
  * so `npm test` runs the rest and `npm run test:e2e` these; CI runs both.
  */
 const E2E = [
@@ -15,6 +16,8 @@ const E2E = [
   'test/embedding-local.test.ts',
   'test/unit/data-dir-lock.test.ts',
   'test/http/ops.test.ts',
+  'test/embedding/timeout-gc.test.ts',
+  'test/tools/bench-scale.test.ts',
 ];
 
 export default defineConfig({
