@@ -1,16 +1,17 @@
-import { connect } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { createHttpServer } from '../../src/http/server.js';
 import { testCore } from '../helpers/harness.js';
 
-const PORT = 18341;
+// The port the kernel gave the server under test.
+let port = 0;
 
 /** Writes raw bytes to the server and collects what it answers until it closes the connection. */
 function exchange(chunks: (string | { wait: number })[]): Promise<{ answer: string; unsent: number }> {
   return new Promise((resolve, reject) => {
-    const socket = connect(PORT, '127.0.0.1');
+    const socket = connect(port, '127.0.0.1');
     let answer = '';
     let closed = false;
     let unsent = chunks.length;
@@ -44,8 +45,10 @@ describe('the HTTP server', () => {
 
   async function start(config: Record<string, string> = {}): Promise<void> {
     const core = await testCore({ config });
-    server = createHttpServer(createApp(core), core.config.httpLimits);
-    await new Promise<void>((resolve) => server?.listen(PORT, '127.0.0.1', resolve));
+    const started = createHttpServer(createApp(core), core.config.httpLimits);
+    server = started;
+    await new Promise<void>((resolve) => started.listen(0, '127.0.0.1', resolve));
+    port = (started.address() as AddressInfo).port;
   }
 
   afterEach(async () => {

@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -34,7 +35,6 @@ const SIZES: Sizes = {
   bigAgent: 60,
   layout: { midSubjects: [20], typicalSubjects: 3, storeSubjects: 2, typicalSize: 10 },
 };
-const PORT = 18187;
 const quiet = () => undefined;
 
 let iso: IsolatedDb;
@@ -183,10 +183,11 @@ describe('bench:scale dataset', () => {
 
 describe('bench:scale measurement', () => {
   it('times every scope over HTTP and ends with one JSON line holding the agreed keys', async () => {
-    const server: Server = createApp(running.core).listen(PORT, '127.0.0.1');
+    const server: Server = createApp(running.core).listen(0, '127.0.0.1');
     await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+    const { port } = server.address() as AddressInfo;
     try {
-      const measured = await measure(`http://127.0.0.1:${PORT}`, dataset.apiKey, dataset.marker.sizes, {
+      const measured = await measure(`http://127.0.0.1:${port}`, dataset.apiKey, dataset.marker.sizes, {
         queries: 5,
         scopeSeconds: 5,
         seconds: 0.5,
