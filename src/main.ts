@@ -8,44 +8,10 @@ import type { Clock, ContradictionDetector, Core } from './domain/core.js';
 import type { Embedder } from './embedding/embedder.js';
 import type { ConversationExtractor } from './extraction/extractor.js';
 import { extractorFor } from './extraction/factory.js';
-import { createHashEmbedder } from './embedding/hash.js';
+import { createEmbedder } from './embedding/factory.js';
 import { llmBreakerFor } from './llm/breaker.js';
 import { createLogger } from './logger.js';
 import { reportingUnavailable } from './embedding/unavailable.js';
-
-export async function createEmbedder(config: Config): Promise<Embedder> {
-  const e = config.embedding;
-  const http = (defaults: { baseUrl: string; model: string }) => ({
-    baseUrl: e.baseUrl ?? defaults.baseUrl,
-    model: e.model ?? defaults.model,
-    apiKey: e.apiKey,
-    dimensions: e.dimensions,
-    batchSize: e.batchSize,
-    timeoutMs: e.timeoutMs,
-    maxRetries: e.maxRetries,
-  });
-  switch (config.embedder) {
-    case 'hash':
-      return createHashEmbedder(config.hashEmbedderDimensions);
-    case 'openai': {
-      const { createOpenAiEmbedder, OPENAI_DEFAULTS } = await import('./embedding/openai.js');
-      return createOpenAiEmbedder(http(OPENAI_DEFAULTS));
-    }
-    case 'voyage': {
-      const { createVoyageEmbedder, VOYAGE_DEFAULTS } = await import('./embedding/voyage.js');
-      return createVoyageEmbedder(http(VOYAGE_DEFAULTS));
-    }
-    case 'ollama': {
-      const { createOllamaEmbedder, OLLAMA_DEFAULTS } = await import('./embedding/ollama.js');
-      return createOllamaEmbedder(http(OLLAMA_DEFAULTS));
-    }
-    case 'local': {
-      // Loaded on demand: the model and its runtime cost seconds and memory that `hash` never needs.
-      const { createLocalEmbedder } = await import('./embedding/local.js');
-      return createLocalEmbedder();
-    }
-  }
-}
 
 export interface Running {
   core: Core;

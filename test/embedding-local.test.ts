@@ -37,6 +37,7 @@ describe('local embedder (USE Lite)', { timeout: TIMEOUT }, () => {
   it('names the model and returns 512-d unit vectors', async () => {
     expect(embedder.id).toBe('local:use-lite-512');
     expect(embedder.dimensions).toBe(512);
+    expect(embedder.nearDuplicateThreshold).toBe(0.93);
     const vectors = await embedder.embed(['hello world', 'The quick brown fox jumps over the lazy dog.']);
     expect(vectors).toHaveLength(2);
     for (const v of vectors) {

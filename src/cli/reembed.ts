@@ -5,7 +5,7 @@ import { migrate } from '../db/migrate.js';
 import { dropVectorIndex, vectorIndexDimensions, vectorParam } from '../db/vector.js';
 import type { Embedder } from '../embedding/embedder.js';
 import { EmbeddingError } from '../embedding/http.js';
-import { createEmbedder } from '../main.js';
+import { createEmbedder } from '../embedding/factory.js';
 import { progressBar } from './progress.js';
 
 /**

@@ -2,7 +2,7 @@ import type { Binding } from '../config.js';
 import type { Db } from '../db/connect.js';
 import { cosineDistance } from '../db/vector.js';
 import { AppError, notFound } from '../errors.js';
-import { identityText, nearDuplicateThreshold, sameValues } from '../beliefs/near-duplicate.js';
+import { identityText, sameValues } from '../beliefs/near-duplicate.js';
 import { createContradictionDetector } from '../beliefs/detector.js';
 import { actAs } from './agent-binding.js';
 import { findAnchorIdByExternalId, lockAnchor, resolveAnchor, type AnchorRef } from './anchors.js';
@@ -290,7 +290,7 @@ async function findDuplicate(
   const identity = identityText(content);
   const exact = candidates.find((c) => identityText(c.content) === identity);
   if (exact) return exact;
-  const threshold = nearDuplicateThreshold(core.embedder.id);
+  const threshold = core.embedder.nearDuplicateThreshold;
   for (const c of candidates) {
     if (1 - c.distance < threshold || !sameValues(content, c.content)) continue;
     // A memory that arrived after judging gets its verdict now, so nothing skips the check.

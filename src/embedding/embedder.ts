@@ -6,6 +6,11 @@ export interface Embedder {
   readonly id: string;
   readonly dimensions: number;
   /**
+   * Cosine similarity at or above which two memories count as near-identical. Each model spreads
+   * paraphrases and different facts over its own range, so each embedder measures and sets its own.
+   */
+  readonly nearDuplicateThreshold: number;
+  /**
    * One unit-length vector per text, in the order given. Texts are stored documents unless
    * `options.kind` says they are search queries: some models (Voyage) embed the two differently, and
    * the others ignore the option.

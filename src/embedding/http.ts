@@ -55,6 +55,11 @@ const BACKOFF_BASE_MS = 250;
 const BACKOFF_MAX_MS = 8_000;
 const RETRY_AFTER_MAX_MS = 30_000;
 const DEFAULTS = { batchSize: 64, timeoutMs: 30_000, maxRetries: 3 };
+/**
+ * Not measured per provider and model: a strict value, because a false near-duplicate reinforces
+ * the old memory in place of the new wording, while a missed one only keeps both.
+ */
+const NEAR_DUPLICATE_THRESHOLD = 0.95;
 
 /** The base URL with `path` appended to its path; a query string (Azure's api-version) is kept. */
 export function endpoint(baseUrl: string, path: string): URL {
@@ -204,6 +209,7 @@ export async function createHttpEmbedder(wire: WireFormat, settings: HttpEmbedde
   return {
     id: `${provider}:${settings.model}:${size}`,
     dimensions: size,
+    nearDuplicateThreshold: NEAR_DUPLICATE_THRESHOLD,
     async embed(texts: readonly string[], options?: EmbedOptions): Promise<Float32Array[]> {
       if (closing.signal.aborted) throw new EmbeddingError(`${provider} embedder: closed`, false);
       const kind = options?.kind ?? 'document';

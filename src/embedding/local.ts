@@ -47,6 +47,9 @@ export async function createLocalEmbedderWithWorker(
   return {
     id: MODEL_ID,
     dimensions: DIMENSIONS,
+    // Measured: paraphrases such as "Has two dogs named Rex" / "Has 2 dogs named Rex" score 0.98,
+    // while compatible facts such as "Likes tea" / "Likes coffee" score 0.70.
+    nearDuplicateThreshold: 0.93,
     embed: (texts) => pool.embed(texts),
     close: () => pool.close(),
   };

@@ -13,6 +13,7 @@ export function reportingUnavailable(embedder: Embedder, log: Logger): Embedder 
   return {
     id: embedder.id,
     dimensions: embedder.dimensions,
+    nearDuplicateThreshold: embedder.nearDuplicateThreshold,
     async embed(texts, options) {
       try {
         return await embedder.embed(texts, options);

@@ -1,4 +1,7 @@
+import request from 'supertest';
 import { describe, expect, it } from 'vitest';
+import { createApp } from '../../src/app.js';
+import type { Core } from '../../src/domain/core.js';
 import { engine, manualClock, newTenant, testApi, type TestApi, type Tenant } from '../helpers/harness.js';
 import { recall, startSession } from '../helpers/store-recall.js';
 
@@ -53,6 +56,21 @@ describe(`reinforcement on ${engine}`, () => {
     });
     const near = await store(api, t, { content: 'The customer prefers email for every contact about the invoices' });
     expect(near).toMatchObject({ http: 200, outcome: 'reinforced', id: first.id });
+  });
+
+  it('takes the near-duplicate threshold from the embedder, not from its id', async () => {
+    const base = await testApi();
+    // The hash embedder's own vectors, under a model that counts only closer pairs as one memory.
+    const core: Core = { ...base.core, embedder: { ...base.core.embedder, nearDuplicateThreshold: 0.99 } };
+    const app = createApp(core);
+    const api: TestApi = { app, core, http: request(app) };
+    const t = await newTenant(api);
+    const first = await store(api, t, {
+      content: 'The customer prefers email for every single contact about the invoices',
+    });
+    const near = await store(api, t, { content: 'The customer prefers email for every contact about the invoices' });
+    expect(near).toMatchObject({ http: 201, outcome: 'created' });
+    expect(near.id).not.toBe(first.id);
   });
 
   it('never reinforces across partitions', async () => {
