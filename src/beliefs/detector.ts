@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { LlmBreaker } from '../llm/breaker.js';
 import { detectContradictions } from './contradiction.js';
-import type { ContradictionDetector, ContradictionVerdict } from '../domain/core.js';
+import type { ContradictionDetector, ContradictionVerdict } from './contradiction-detector.js';
 import { createClaudeJudge, type ContradictionJudge } from './llm-judge.js';
 
 /**

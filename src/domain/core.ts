@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { ContradictionDetector } from '../beliefs/contradiction-detector.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db/connect.js';
 import type { Embedder } from '../embedding/embedder.js';
@@ -6,28 +7,6 @@ import type { ConversationExtractor } from '../extraction/extractor.js';
 import type { LlmBreaker } from '../llm/breaker.js';
 
 export type Clock = () => Date;
-
-export interface ContradictionVerdict {
-  readonly contradicts: boolean;
-  /** The heuristic's rule ('negation', 'same-attribute', ...), 'llm' for the model's yes, or 'none'. */
-  readonly rule: string;
-  readonly by: 'heuristic' | 'llm';
-}
-
-/** Decides which stored statements a new one contradicts (src/beliefs/detector.ts). */
-export interface ContradictionDetector {
-  /**
-   * True when a verdict needs no I/O (the deterministic detector): the store path then judges under
-   * the partition lock. Otherwise (a model) it judges before taking the lock, never while holding it.
-   */
-  readonly local?: boolean;
-  /** One verdict per candidate, in order: whether `newer` contradicts it. Never rejects. */
-  contradicted(newer: string, candidates: readonly string[]): Promise<ContradictionVerdict[]>;
-  /** The same for several new statements at once, in one model call where it can. Never rejects. */
-  contradictedMany?(
-    items: readonly { newer: string; candidates: readonly string[] }[],
-  ): Promise<ContradictionVerdict[][]>;
-}
 
 /** Everything the domain needs, wired once in src/main.ts and passed down. */
 export interface Core {

@@ -1,0 +1,36 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const SRC = join(dirname(fileURLToPath(import.meta.url)), '../../src');
+
+/** The source files under `dir` and every module each one imports, as paths relative to src. */
+function importsUnder(dir: string): { file: string; imported: string }[] {
+  const found: { file: string; imported: string }[] = [];
+  for (const entry of readdirSync(join(SRC, dir), { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile() || !/\.[jt]s$/u.test(entry.name)) continue;
+    const path = join(entry.parentPath, entry.name);
+    const text = readFileSync(path, 'utf8');
+    for (const [, specifier] of text.matchAll(/(?:from|import)\s*\(?\s*'(\.[^']+)'/gu)) {
+      found.push({ file: relative(SRC, path), imported: relative(SRC, join(dirname(path), specifier ?? '')) });
+    }
+  }
+  return found;
+}
+
+/**
+ * The ports (embedder, extractor, contradiction detector and what they share) sit below the domain
+ * core: the core depends on them, never the other way, so each can be replaced or tested alone.
+ */
+describe('layers', () => {
+  it.each(['beliefs', 'embedding', 'extraction', 'llm'])(
+    'src/%s imports nothing from the domain core or the transports',
+    (dir) => {
+      const upward = importsUnder(dir).filter(({ imported }) =>
+        /^(domain|http|mcp|cli)\/|^(main|app)\.[jt]s$/u.test(imported),
+      );
+      expect(upward).toEqual([]);
+    },
+  );
+});
