@@ -3,7 +3,7 @@
  * stemming that makes inflections of one word compare equal.
  */
 
-export const words = (list: string): ReadonlySet<string> => new Set(list.split(/\s+/u).filter(Boolean));
+import { ADVERBS as ENGLISH_ADVERBS, IRREGULAR_PAST as ENGLISH_IRREGULAR_PAST, union, words } from '../text/english.js';
 
 export const DETERMINERS = words('the a an this that these those some any every each');
 export const ARTICLES = words('a an the');
@@ -46,14 +46,8 @@ export const RELATION_NOUNS = words(
     'girlfriend boyfriend fiance fiancee friend colleague boss manager team company family roommate neighbor ' +
     'landlord doctor dog cat pet',
 );
-export const AUX_BE = words('is are am was were be been being');
-export const AUX_HAVE = words('has have had');
-export const AUX_DO = words('does do did');
-export const MODALS = words('can could will would should must may might shall');
-export const ADVERBS = words(
-  'currently now still also usually always often sometimes just really actually generally typically ' +
-    'recently already only mostly normally definitely nowadays today',
-);
+/** Time words too: a clause's value is read without them, where the extractor moves them to the end. */
+export const ADVERBS = union(ENGLISH_ADVERBS, words('nowadays today'));
 /** Trailing words that do not change what a complement says. */
 export const TRAILING_NOISE = words('anymore now too either also yet currently nowadays today');
 /** Words after which the rest of a clause is a reason or a contrast, not part of the value. */
@@ -205,10 +199,7 @@ const IRREGULAR: Readonly<Record<string, string>> = {
   women: 'woman',
   feet: 'foot',
 };
-export const IRREGULAR_PAST = words(
-  'was were had did went ate drank spoke knew left took got made began ran wrote woke wore kept met slept ' +
-    'swam rode taught thought felt bought drove came saw became grew',
-);
+export const IRREGULAR_PAST = union(ENGLISH_IRREGULAR_PAST, words('spoke'));
 export const PAST_PARTICIPLES = words(
   'been had gone done eaten drunk spoken known left taken gotten got made begun run written woken worn kept ' +
     'met slept swum ridden taught thought felt bought driven come seen become grown born',

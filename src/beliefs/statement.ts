@@ -4,12 +4,10 @@
  * value, polarity).
  */
 
+import { AUX_BE, AUX_DO, AUX_HAVE, MODALS } from '../text/english.js';
 import {
   ADVERBS,
   ANTI_LIKE,
-  AUX_BE,
-  AUX_DO,
-  AUX_HAVE,
   CLAUSE_CUT,
   CODE_HEADS,
   DATE_HEADS,
@@ -18,7 +16,6 @@ import {
   GENERIC_SUBJECTS,
   IRREGULAR_PAST,
   LIKE,
-  MODALS,
   NAME_HEADS,
   NUMBER_WORDS,
   NUMERIC_HEADS,

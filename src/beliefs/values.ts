@@ -24,9 +24,9 @@ import {
   RESIDE,
   WEEKDAYS,
   stem,
-  words,
 } from './lexicon.js';
 import { headKind, type Clause, type HeadKind, type Token } from './statement.js';
+import { words } from '../text/english.js';
 
 // ---------------------------------------------------------------------------------------------
 // Values

@@ -1,3 +1,13 @@
+import {
+  ADVERBS as ENGLISH_ADVERBS,
+  AUX_DO,
+  AUX_HAVE,
+  BE_FINITE,
+  IRREGULAR_PAST as ENGLISH_IRREGULAR_PAST,
+  MODALS,
+  union,
+  words,
+} from '../text/english.js';
 import type { ConversationMessage, ExtractedFact, Extractor, FactKind } from './extractor.js';
 
 /**
@@ -28,8 +38,6 @@ import type { ConversationMessage, ExtractedFact, Extractor, FactKind } from './
 /** A statement longer than this is not one fact; the heuristic leaves it out. */
 const MAX_FACT_CHARS = 400;
 
-const words = (list: string): ReadonlySet<string> => new Set(list.split(/\s+/u).filter(Boolean));
-
 /** Words that open a turn without saying anything: greetings, thanks, agreement, discourse markers. */
 const OPENERS = words(
   'yes yeah yep yup no nope nah ok okay oh ah well so and but also anyway anyways actually honestly basically ' +
@@ -46,17 +54,23 @@ const LEADING_ADVERBIAL = words(
     'since for during after before most now lately recently often',
 );
 
-/** Adverbs between the subject and its verb: kept, and the verb after them is conjugated. */
-const ADVERBS = words(
-  'also really usually always often sometimes just actually currently mostly only still already never rarely ' +
-    'generally typically normally recently definitely absolutely totally mainly primarily even now seldom ' +
-    'occasionally regularly honestly literally truly finally',
+/**
+ * Adverbs between the subject and its verb: kept, and the verb after them is conjugated. Frequency
+ * and emphasis too, which the contradiction detector must read ("never" negates, "rarely" qualifies).
+ */
+const ADVERBS = union(
+  ENGLISH_ADVERBS,
+  words(
+    'never rarely seldom occasionally regularly absolutely totally mainly primarily even honestly literally ' +
+      'truly finally',
+  ),
 );
-const MODALS = words('can could will would shall should must may might');
-const IRREGULAR_PAST = words(
-  'was were had did went got made took came saw began bought ran met left felt knew thought found grew became ' +
-    'spent lost won sold told said heard kept broke wrote drove flew ate drank gave put quit used forgot ' +
-    'understood taught brought caught fought sought built sent lent meant slept swam rode wore woke paid',
+const IRREGULAR_PAST = union(
+  ENGLISH_IRREGULAR_PAST,
+  words(
+    'found spent lost won sold told said heard broke flew gave put quit used forgot understood brought caught ' +
+      'fought sought built sent lent meant paid',
+  ),
 );
 /** Third-person forms that the regular rule gets wrong. */
 const THIRD_PERSON: Readonly<Record<string, string>> = {
@@ -86,7 +100,7 @@ const THIRD_PERSON: Readonly<Record<string, string>> = {
 const QUESTION_WORDS = words('what how why where when who whom whose which');
 /** Those that open a question after a comma; "who" and "which" there open a relative clause. */
 const ASKING_WORDS = words('what how why where when');
-const AUXILIARIES = words('can could would will shall should may might do does did is are am was were have has had');
+const AUXILIARIES = union(AUX_DO, BE_FINITE, AUX_HAVE, words('can could would will shall should may might'));
 const QUESTION_SUBJECTS = words('you i we it there they he she this that your my');
 
 /** Hedges and hypotheticals: what follows is not something the speaker states as true. */
@@ -151,7 +165,7 @@ const MALE = words(
 /** Determiners and prepositions end a search for the verb: "my kids love the beach" has no subject found. */
 const NOT_IN_SUBJECT = words('a an the to in on at of for with from by and or but');
 /** A verb in the left part of "… and I …": without one, "My wife and I" is a subject, not a clause. */
-const FINITE = words('is are am was were has have had does do did can will would should must');
+const FINITE = union(BE_FINITE, AUX_HAVE, AUX_DO, words('can will would should must'));
 
 const lower = (s: string): string => s.toLowerCase();
 
@@ -552,7 +566,7 @@ const REMEMBER =
 const WISH =
   /^(.{1,80}?) would (?:really |just |also )?be (?:so |really |very |just )?(?:great|nice|ideal|perfect|lovely|wonderful|helpful|appreciated|amazing|fantastic|good|best|better|preferable)$/iu;
 /** Words that open what is wished for and are lower-case words in any sentence. */
-const DETERMINERS = words('a an the some someone somebody something somewhere any another more one two');
+const LOWER_CASE_OPENERS = words('a an the some someone somebody something somewhere any another more one two');
 
 /** "Someone gentle would be great" → "The user would like someone gentle", when the wish stands alone. */
 function wishOf(clause: string, speaker: Speaker): string | undefined {
@@ -563,7 +577,7 @@ function wishOf(clause: string, speaker: Speaker): string | undefined {
   const first = list[0] ?? '';
   if (list.length > 6 || isAnaphoric(wished) || isHedged(wished)) return undefined;
   if ((FIRST_PERSON.has(first) && first !== 'my' && first !== 'our') || QUESTION_WORDS.has(first)) return undefined;
-  const text = DETERMINERS.has(first) ? `${lower(wished[0] ?? '')}${wished.slice(1)}` : wished;
+  const text = LOWER_CASE_OPENERS.has(first) ? `${lower(wished[0] ?? '')}${wished.slice(1)}` : wished;
   return finish(`${speaker.subject} would like ${thirdPersonRest(text)}`);
 }
 

@@ -24,7 +24,7 @@ function importsUnder(dir: string): { file: string; imported: string }[] {
  * core: the core depends on them, never the other way, so each can be replaced or tested alone.
  */
 describe('layers', () => {
-  it.each(['beliefs', 'embedding', 'extraction', 'llm'])(
+  it.each(['beliefs', 'embedding', 'extraction', 'llm', 'text'])(
     'src/%s imports nothing from the domain core or the transports',
     (dir) => {
       const upward = importsUnder(dir).filter(({ imported }) =>
