@@ -22,7 +22,8 @@
 
 import { DETERMINERS, QUALIFIER_START, stem } from './lexicon.js';
 import { isNumberWord, parseStatement, type Clause } from './statement.js';
-import { comparePreferences, compareValues, factOf, isTemporal } from './values.js';
+import { comparePreferences, factOf } from './functional-facts.js';
+import { compareValues, isTemporal } from './values.js';
 
 export type ContradictionRule = 'negation' | 'same-attribute' | 'numeric-change' | 'date-change' | 'none';
 
