@@ -1,15 +1,3 @@
-import {
-  ADVERBS as ENGLISH_ADVERBS,
-  AUX_DO,
-  AUX_HAVE,
-  BE_FINITE,
-  IRREGULAR_PAST as ENGLISH_IRREGULAR_PAST,
-  MODALS,
-  union,
-  words,
-} from '../text/english.js';
-import type { ConversationMessage, ExtractedFact, Extractor, FactKind } from './extractor.js';
-
 /**
  * The deterministic extractor: what answers without a model, or when the model fails.
  *
@@ -34,6 +22,18 @@ import type { ConversationMessage, ExtractedFact, Extractor, FactKind } from './
  *
  * Pure and linear in the input: no regular expression here backtracks on long text.
  */
+
+import {
+  ADVERBS as ENGLISH_ADVERBS,
+  AUX_DO,
+  AUX_HAVE,
+  BE_FINITE,
+  IRREGULAR_PAST as ENGLISH_IRREGULAR_PAST,
+  MODALS,
+  union,
+  words,
+} from '../text/english.js';
+import type { ConversationMessage, ExtractedFact, Extractor, FactKind } from './extractor.js';
 
 /** A statement longer than this is not one fact; the heuristic leaves it out. */
 const MAX_FACT_CHARS = 400;
@@ -96,10 +96,11 @@ const THIRD_PERSON: Readonly<Record<string, string>> = {
   "shouldn't": 'should not',
 };
 
-/** Wh-words and auxiliaries that open a question even without a question mark. */
+/** Wh-words that open a question even without a question mark, when an auxiliary follows. */
 const QUESTION_WORDS = words('what how why where when who whom whose which');
 /** Those that open a question after a comma; "who" and "which" there open a relative clause. */
 const ASKING_WORDS = words('what how why where when');
+/** Auxiliaries that open a question before a subject ("can you…", "is it…"), with or without a question mark. */
 const AUXILIARIES = union(AUX_DO, BE_FINITE, AUX_HAVE, words('can could would will shall should may might'));
 const QUESTION_SUBJECTS = words('you i we it there they he she this that your my');
 

@@ -55,7 +55,6 @@ async function scenario() {
     session_id: sessionId,
   });
   step();
-  // A bodyless POST is refused 415 by src/app.ts (reported); an empty JSON object goes through.
   expect((await api.http.post(`/v1/sessions/${sessionId}/end`).set(w).send({})).status).toBe(200);
   step();
   expect((await api.http.delete(`/v1/memories/${privateId}`).set(w)).status).toBe(204);

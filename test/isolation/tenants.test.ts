@@ -46,8 +46,6 @@ describe(`tenant isolation on ${engine}`, () => {
       ['delete', `/v1/keys/${r.keyId}`, '/v1/keys/{missing}'],
     ];
     for (const [method, path, missingPath] of attempts) {
-      // The POST carries an empty JSON object: a bodyless POST (Content-Length: 0, no Content-Type)
-      // is answered 415 by src/app.ts, reported separately.
       const send = (p: string) =>
         method === 'get'
           ? api.http.get(p).set(b.auth)
