@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { AppError } from '../errors.js';
+import { UnavailableError } from '../errors.js';
 import type { Embedder } from './embedder.js';
 import { EmbeddingError } from './http.js';
 
@@ -20,7 +20,8 @@ export function reportingUnavailable(embedder: Embedder, log: Logger): Embedder 
       } catch (error) {
         if (!(error instanceof EmbeddingError)) throw error;
         log.warn({ event: 'embedding_failed', embedder: embedder.id, reason: error.message }, 'embedding failed');
-        throw new AppError('unavailable', 'the embedding service did not answer; try again shortly');
+        // The provider's own retries with backoff already spent their budget: a client should wait a while.
+        throw new UnavailableError('the embedding service did not answer; try again shortly', 10);
       }
     },
     close: () => embedder.close(),

@@ -93,6 +93,7 @@ describe(`a service configured with EMBEDDER=voyage on ${engine}`, () => {
     failing = true;
     const refused = await api.http.post('/v1/memories').set(t.auth).send({ agent_id: 'a', content: 'Ada likes rain' });
     expect(refused.status).toBe(503);
+    expect(refused.headers['retry-after']).toBe('10');
     expect(refused.body).toMatchObject({ code: 'unavailable', detail: expect.stringMatching(/embedding service/) });
     // The provider's message is for the operator, not the client; the key is for nobody.
     expect(JSON.stringify(refused.body)).not.toMatch(/voyage-3\.5-lite|127\.0\.0\.1/);
