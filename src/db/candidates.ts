@@ -1,18 +1,25 @@
-import { sql, type Expression, type RawBuilder } from 'kysely';
+import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import type { Binding } from '../config.js';
-import { bm25Idf, bm25LengthNorm, queryTerms, type Bm25Parameters } from './fulltext.js';
+import { bm25Idf, bm25LengthNorm, queryTerms, termLexemes, type Bm25Parameters } from './fulltext.js';
+import type { Database } from './schema.js';
+import type { ScopeUnit, ScopeStats } from './scope-stats.js';
+import { unitKey } from './scope-stats.js';
 import { cosineDistanceTo, queryVector } from './vector.js';
 
 /**
  * The lexical side of recall and the session context of every candidate, in one statement: a round
- * trip to the embedded database costs more than most of the work, and the BM25 statistics, the
- * neighbours and the distances all come from one pass over the scope.
+ * trip to the embedded database costs more than most of the work.
  */
 
+type ScopeDb = Database & { m: Database['memories'] };
+
 export interface CandidateQuery {
-  /** The memories the caller may see, as `memories m` selecting `id`, `session_id`, `seq`, `search`. */
-  scope: Expression<{ id: string; session_id: string | null; seq: number; search: string }>;
+  /** `memories m` restricted to what the caller may see; the statement adds its own conditions. */
+  scope: () => SelectQueryBuilder<ScopeDb, 'm', object>;
   tenantId: string;
+  /** The units the scope is made of, whose maintained statistics stand for the scope's. */
+  units: readonly ScopeUnit[];
+  stats: ScopeStats;
   text: string;
   embedding: Float32Array;
   dimensions: number;
@@ -20,6 +27,12 @@ export interface CandidateQuery {
   nearestIds: readonly string[];
   /** How many memories the lexical side brings, best contextual BM25 first. */
   lexicalDepth: number;
+  /**
+   * How many memories the lexical side may read: query terms are fetched rarest first while their
+   * summed document frequencies stay within it, so a recall reads a bounded number of memories
+   * whatever the scope's size. A term too common to fetch still scores every candidate that holds it.
+   */
+  lexicalBudget: number;
   /** Share of the previous memory's BM25 that counts toward a memory's (FUSION.previousLexicalShare). */
   previousLexicalShare: number;
   bm25: Bm25Parameters;
@@ -31,7 +44,7 @@ export interface CandidateRow {
   id: string;
   /** A candidate; the other rows are session neighbours of candidates, returned for their distances. */
   candidate: boolean;
-  /** BM25 against the query; 0 when no term matched. */
+  /** BM25 against the query; 0 when no term matched (and for rows that are not candidates). */
   lexical: number;
   /** BM25 of the memory stored just before it in its session; 0 when none. */
   previous_lexical: number;
@@ -47,88 +60,140 @@ export interface CandidateRow {
   head: string;
 }
 
+const positive = (n: number, what: string): number => {
+  if (!Number.isInteger(n) || n < 1) throw new Error(`invalid ${what}`);
+  return n;
+};
+
 /**
- * Okapi BM25 of the query against every memory of the scope, with the scope's own statistics
- * (memory count, average length, document frequencies) computed at query time: a term every memory
- * holds (a speaker's name, "customer") counts for little and a rare one for much, which ts_rank_cd,
- * knowing nothing of the other memories, cannot do. Each memory also gets the BM25 of the memory
- * stored just before it in its session, and the ids of its two session neighbours.
+ * Okapi BM25 of the query with the scope's statistics (memory count, average length, document
+ * frequencies), read from the counters that migration 0006 keeps per unit: a term every memory holds
+ * (a speaker's name, "customer") counts for little and a rare one for much, which ts_rank_cd,
+ * knowing nothing of the other memories, cannot do.
  *
- * Candidates: the `lexicalDepth` memories with the best BM25 plus a share of the previous one's,
- * the vector candidates, and the session neighbours of the vector candidates. Returned: each
- * candidate and each session neighbour of a candidate, with its distance to the query and what
- * fusion needs. The statistics scan the whole scope, which a subject's or a session's memories keep
- * small.
+ * Lexical candidates come from the full-text index: the memories holding the rarest query terms
+ * (within lexicalBudget), and the memory stored after each of them in its session, which may take a
+ * share of its BM25. For those only, BM25 and the previous memory's BM25 are computed exactly, over
+ * every query term. Candidates: the `lexicalDepth` best of them, the vector candidates, and the
+ * session neighbours of the vector candidates. Returned: each candidate and each session neighbour of
+ * a candidate, with its distance to the query and what fusion needs. Nothing here reads the whole
+ * scope: session neighbours are lookups in (tenant, session, seq) order.
  *
  * The statement is written so that its plan cannot depend on table statistics, which the embedded
  * database never refreshes after start: no join between intermediate results, only correlated
- * subqueries, hashed IN lists, one window and primary-key lookups. (With joins, a subject stored
- * after the last ANALYZE made the planner re-aggregate BM25 once per memory: 0.5 s instead of 20 ms.)
+ * subqueries, hashed IN lists and primary-key or index lookups.
  */
 export function recallCandidates(q: CandidateQuery): RawBuilder<CandidateRow> {
-  if (!Number.isInteger(q.lexicalDepth) || q.lexicalDepth < 1) throw new Error('invalid lexical depth');
-  if (!Number.isInteger(q.headChars) || q.headChars < 1) throw new Error('invalid head length');
+  positive(q.lexicalDepth, 'lexical depth');
+  positive(q.lexicalBudget, 'lexical budget');
+  positive(q.headChars, 'head length');
   const share = sql.lit(q.previousLexicalShare);
-  // The vector candidates once, as rows; an empty list still needs a typed, empty relation.
+  const tenant = q.tenantId;
   const nearest =
     q.nearestIds.length > 0
       ? sql`SELECT x.id FROM (VALUES ${sql.join(q.nearestIds.map((id) => sql`(${id}::uuid)`))}) AS x(id)`
       : sql`SELECT NULL::uuid AS id WHERE false`;
-  const idf = bm25Idf(sql`coalesce(df.df, 0)`, sql`stats.n`);
-  const norm = bm25LengthNorm(sql`docs.len`, sql`(SELECT avg_len FROM stats)`, q.bm25);
+  const units = q.units.length > 0 ? sql.join(q.units.map(unitKey)) : sql`NULL::text`;
+  const n = sql.lit(Math.max(0, q.stats.docs));
+  const avgLen = sql.lit(Math.max(1, q.stats.docs > 0 ? q.stats.totalLen / q.stats.docs : 1));
+  const idf = bm25Idf(sql`tdf.df`, n);
+  // BM25 of the memory row `alias`, from the weights of every query term it holds.
+  const lexicalOf = (alias: string) => {
+    const search = sql.ref(`${alias}.search`);
+    const norm = bm25LengthNorm(sql`length(${search})`, avgLen, q.bm25);
+    return sql<number>`(coalesce((SELECT sum(w.idf[t.k]) FROM terms AS t, weights AS w WHERE ${search} @@ t.q), 0) * ${norm})::float8`;
+  };
+  // The memory of the scope stored just before (or after) the row `alias` in its session.
+  const neighbour = (alias: string, side: 'prev' | 'next') =>
+    q
+      .scope()
+      .select(['m.id', 'm.search'])
+      .where(sql<boolean>`m.session_id = ${sql.ref(`${alias}.session_id`)}`)
+      .where(
+        side === 'prev'
+          ? sql<boolean>`m.seq < ${sql.ref(`${alias}.seq`)}`
+          : sql<boolean>`m.seq > ${sql.ref(`${alias}.seq`)}`,
+      )
+      .orderBy('m.seq', side === 'prev' ? 'desc' : 'asc')
+      .limit(1);
+  const byId = (alias: string) =>
+    sql`(SELECT m.id, m.session_id, m.seq, m.search FROM memories AS m WHERE m.tenant_id = ${tenant} AND m.id = ${sql.ref(alias)})`;
+
   return sql<CandidateRow>`
     WITH nearest AS MATERIALIZED (${nearest}),
     terms AS MATERIALIZED (
-      SELECT (row_number() OVER ())::int AS k, t.q FROM ${queryTerms(q.text)} AS t
+      SELECT (row_number() OVER ())::int AS k, t.q, ${termLexemes(sql`t.term`)} AS lexemes
+      FROM ${queryTerms(q.text)} AS t
     ),
-    docs AS MATERIALIZED (
-      SELECT s.id, s.session_id, s.seq, length(s.search) AS len,
-        ARRAY(SELECT terms.k FROM terms WHERE s.search @@ terms.q) AS held
-      FROM (${q.scope}) AS s
+    -- A phrase's frequency is taken as its rarest word's: an upper bound, close enough for BM25.
+    tdf AS MATERIALIZED (
+      SELECT terms.k, terms.q, coalesce((
+        SELECT min(coalesce((
+          SELECT sum(s.df) FROM memory_term_stats AS s
+          WHERE s.tenant_id = ${tenant} AND s.unit IN (${units}) AND s.lexeme = l.lexeme), 0))
+        FROM unnest(terms.lexemes) AS l(lexeme)), 0)::float8 AS df
+      FROM terms
     ),
-    stats AS MATERIALIZED (
-      SELECT count(*)::float8 AS n, greatest(coalesce(avg(docs.len), 1), 1)::float8 AS avg_len FROM docs
-    ),
-    df AS MATERIALIZED (
-      SELECT u.k, count(*)::float8 AS df FROM docs CROSS JOIN LATERAL unnest(docs.held) AS u(k) GROUP BY u.k
-    ),
-    -- The idf of term k is idf[k]; a term that no memory holds is never looked up.
+    -- The idf of term k is idf[k].
     weights AS MATERIALIZED (
-      SELECT coalesce(array_agg(${idf}::float8 ORDER BY terms.k), '{}') AS idf
-      FROM terms LEFT JOIN df ON df.k = terms.k CROSS JOIN stats
+      SELECT coalesce(array_agg(${idf}::float8 ORDER BY tdf.k), '{}') AS idf FROM tdf
     ),
-    scored AS MATERIALIZED (
-      SELECT docs.id, docs.session_id, docs.seq,
-        (coalesce(sum((SELECT idf FROM weights)[u.k]), 0) * ${norm})::float8 AS lexical
-      FROM docs LEFT JOIN LATERAL unnest(docs.held) AS u(k) ON true
-      GROUP BY docs.id, docs.session_id, docs.seq, docs.len
+    picked AS MATERIALIZED (
+      SELECT string_agg(x.q::text, ' | ')::tsquery AS q FROM (
+        SELECT tdf.q, sum(tdf.df) OVER (ORDER BY tdf.df, tdf.k) AS running FROM tdf WHERE tdf.df > 0
+      ) AS x WHERE x.running <= ${sql.lit(q.lexicalBudget)}
     ),
-    ordered AS MATERIALIZED (
-      SELECT scored.id, scored.lexical,
-        coalesce(lag(scored.lexical) OVER w, 0)::float8 AS previous_lexical,
-        lag(scored.id) OVER w AS prev_id,
-        lead(scored.id) OVER w AS next_id
-      FROM scored
-      -- A memory without a session is a partition of its own: it has no neighbours.
-      WINDOW w AS (PARTITION BY coalesce(scored.session_id, scored.id) ORDER BY scored.seq)
+    matched AS MATERIALIZED (
+      ${q
+        .scope()
+        .select(['m.id', 'm.session_id', 'm.seq'])
+        .where(sql<boolean>`m.search @@ (SELECT picked.q FROM picked)`)
+        .limit(q.lexicalBudget)}
+    ),
+    pool AS MATERIALIZED (
+      SELECT x.id FROM matched AS x
+      UNION
+      SELECT nx.id FROM matched AS x CROSS JOIN LATERAL (${neighbour('x', 'next')}) AS nx
+    ),
+    pool_scored AS MATERIALIZED (
+      SELECT r.id, ${lexicalOf('r')} AS lexical,
+        coalesce((SELECT ${lexicalOf('pv')} FROM (${neighbour('r', 'prev')}) AS pv), 0)::float8 AS previous_lexical
+      FROM pool AS p CROSS JOIN LATERAL ${byId('p.id')} AS r
     ),
     lexical_best AS MATERIALIZED (
-      SELECT o.id FROM ordered AS o
+      SELECT o.id FROM pool_scored AS o
       WHERE o.lexical + ${share} * o.previous_lexical > 0
       ORDER BY o.lexical + ${share} * o.previous_lexical DESC, o.id
       LIMIT ${sql.lit(q.lexicalDepth)}
     ),
-    flagged AS MATERIALIZED (
-      SELECT o.*,
-        (o.id IN (SELECT id FROM lexical_best) OR o.id IN (SELECT id FROM nearest)
-          OR o.prev_id IN (SELECT id FROM nearest) OR o.next_id IN (SELECT id FROM nearest)) AS candidate
-      FROM ordered AS o
+    first_candidates AS MATERIALIZED (
+      SELECT id FROM lexical_best UNION SELECT id FROM nearest
+    ),
+    first_context AS MATERIALIZED (
+      SELECT r.id, (SELECT pv.id FROM (${neighbour('r', 'prev')}) AS pv) AS prev_id,
+        (SELECT nx.id FROM (${neighbour('r', 'next')}) AS nx) AS next_id
+      FROM first_candidates AS c CROSS JOIN LATERAL ${byId('c.id')} AS r
+    ),
+    -- The session neighbours of the vector candidates are candidates too.
+    candidates AS MATERIALIZED (
+      SELECT id FROM first_candidates
+      UNION SELECT f.prev_id FROM first_context AS f WHERE f.prev_id IS NOT NULL AND f.id IN (SELECT id FROM nearest)
+      UNION SELECT f.next_id FROM first_context AS f WHERE f.next_id IS NOT NULL AND f.id IN (SELECT id FROM nearest)
+    ),
+    context AS MATERIALIZED (
+      SELECT r.id, ${lexicalOf('r')} AS lexical,
+        coalesce((SELECT ${lexicalOf('pv')} FROM (${neighbour('r', 'prev')}) AS pv), 0)::float8 AS previous_lexical,
+        (SELECT pv.id FROM (${neighbour('r', 'prev')}) AS pv) AS prev_id,
+        (SELECT nx.id FROM (${neighbour('r', 'next')}) AS nx) AS next_id
+      FROM candidates AS c CROSS JOIN LATERAL ${byId('c.id')} AS r
     ),
     needed AS MATERIALIZED (
-      SELECT f.* FROM flagged AS f
-      WHERE f.candidate
-        OR f.id IN (SELECT prev_id FROM flagged WHERE candidate AND prev_id IS NOT NULL)
-        OR f.id IN (SELECT next_id FROM flagged WHERE candidate AND next_id IS NOT NULL)
+      SELECT c.id, true AS candidate, c.lexical, c.previous_lexical, c.prev_id, c.next_id FROM context AS c
+      UNION ALL
+      SELECT x.id, false, 0::float8, 0::float8, NULL::uuid, NULL::uuid FROM (
+        SELECT prev_id AS id FROM context WHERE prev_id IS NOT NULL
+        UNION SELECT next_id FROM context WHERE next_id IS NOT NULL
+      ) AS x WHERE x.id NOT IN (SELECT id FROM candidates)
     ),
     query_vector AS MATERIALIZED (
       SELECT ${queryVector(q.dimensions, q.embedding)} AS v
@@ -141,6 +206,6 @@ export function recallCandidates(q: CandidateQuery): RawBuilder<CandidateRow> {
         m.metadata->>'speaker' AS metadata_speaker,
         left(m.content, ${sql.lit(q.headChars)}) AS head
       FROM memories AS m
-      WHERE m.tenant_id = ${q.tenantId} AND m.id = n.id
+      WHERE m.tenant_id = ${tenant} AND m.id = n.id
     ) AS r`;
 }

@@ -18,6 +18,16 @@ export function queryTerms(text: string): RawBuilder<{ term: string; q: string }
   )`;
 }
 
+/**
+ * The lexemes of one query term as a text[]: one for a word, several for a phrase. The term is in
+ * tsquery's text form, each lexeme quoted with doubled inner quotes.
+ */
+export function termLexemes(term: RawBuilder<unknown>): RawBuilder<string[]> {
+  return sql<string[]>`ARRAY(
+    SELECT replace(x.l[1], '''''', '''') FROM regexp_matches(${term}, '''((?:[^'']|'''')*)''', 'g') AS x(l)
+  )`;
+}
+
 export interface Bm25Parameters {
   /** Term frequency saturation; with binary term frequency it only shapes the length normalization. */
   k1: number;

@@ -94,6 +94,22 @@ export interface ServiceSettingsTable {
   value: Json;
 }
 
+/** Per scope unit (migration 0006): how many active memories, and their summed length. Kept by triggers. */
+export interface MemoryUnitStatsTable {
+  tenant_id: string;
+  unit: string;
+  docs: ColumnType<number, never, never>;
+  total_len: ColumnType<number, never, never>;
+}
+
+/** Per scope unit and lexeme (migration 0006): how many active memories hold it. Kept by triggers. */
+export interface MemoryTermStatsTable {
+  tenant_id: string;
+  unit: string;
+  lexeme: string;
+  df: ColumnType<number, never, never>;
+}
+
 export interface Database {
   tenants: TenantsTable;
   api_keys: ApiKeysTable;
@@ -102,4 +118,6 @@ export interface Database {
   memories: MemoriesTable;
   audit_events: AuditEventsTable;
   service_settings: ServiceSettingsTable;
+  memory_unit_stats: MemoryUnitStatsTable;
+  memory_term_stats: MemoryTermStatsTable;
 }

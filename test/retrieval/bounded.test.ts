@@ -1,0 +1,180 @@
+import { sql, type CompiledQuery, type KyselyPlugin } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureVectorIndex, vectorParam } from '../../src/db/vector.js';
+import { upsertAnchor } from '../../src/domain/anchors.js';
+import type { Actor } from '../../src/domain/core.js';
+import { contentKey, newId } from '../../src/domain/text.js';
+import { recall } from '../../src/retrieval/recall.js';
+import { engine, newTenant, testApi, type Tenant, type TestApi } from '../helpers/harness.js';
+
+/**
+ * Recall reads a number of memories bounded by its candidates, not by its scope: every statement a
+ * recall runs is replayed under EXPLAIN ANALYZE, and the rows it reads from memories are counted.
+ */
+const MEMORIES = 20_000;
+const SESSIONS = 100;
+// Far below the scope's size: a statement that reads every memory of the scope cannot pass.
+const ROW_BOUND = 5_000;
+
+const WORDS = (
+  'account address agenda apple balance battery billing blue booking budget cable calendar camera ' +
+  'cancel card carpet chair charge city client coffee contract copper course credit delivery dentist ' +
+  'desk device dinner discount doctor door email engine expense family fee field flight garden gift ' +
+  'glass hotel house insurance invoice kitchen laptop lease letter license loan lunch manager market'
+).split(' ');
+
+interface PlanNode {
+  'Relation Name'?: string;
+  'Actual Rows'?: number;
+  'Actual Loops'?: number;
+  'Rows Removed by Filter'?: number;
+  'Rows Removed by Index Recheck'?: number;
+  Plans?: PlanNode[];
+}
+
+/** Rows read from memories by a plan: returned plus filtered away, over every loop. */
+function memoryRowsRead(node: PlanNode): number {
+  const own =
+    node['Relation Name'] === 'memories'
+      ? ((node['Actual Rows'] ?? 0) +
+          (node['Rows Removed by Filter'] ?? 0) +
+          (node['Rows Removed by Index Recheck'] ?? 0)) *
+        (node['Actual Loops'] ?? 1)
+      : 0;
+  return own + (node.Plans ?? []).reduce((sum, child) => sum + memoryRowsRead(child), 0);
+}
+
+describe(`recall's cost on ${engine}`, () => {
+  let api: TestApi;
+  let tenant: Tenant;
+  let actor: Actor;
+
+  beforeAll(async () => {
+    api = await testApi();
+    tenant = await newTenant(api);
+    actor = { tenantId: tenant.tenantId, keyId: newId(), scopes: new Set(['read', 'write', 'admin']) };
+    const { core } = api;
+    const anchor = await upsertAnchor(core.db, core, tenant.tenantId, { externalId: 'big-subject' });
+    const now = core.clock();
+    const sessions = Array.from({ length: SESSIONS }, () => newId());
+    await core.db
+      .insertInto('sessions')
+      .values(
+        sessions.map((id) => ({
+          tenant_id: tenant.tenantId,
+          id,
+          agent_id: 'agent-1',
+          anchor_id: anchor.id,
+          started_at: now,
+          metadata: '{}',
+        })),
+      )
+      .execute();
+    const contents = Array.from({ length: MEMORIES }, (_, i) => {
+      const words = Array.from({ length: 8 }, (_, k) => WORDS[(i * 7 + k * 13 + ((i * k) % 11)) % WORDS.length]);
+      // A rare word in a few memories, so that the lexical side has something worth fetching.
+      return `${words.join(' ')}${i % 4000 === 17 ? ' zeppelin' : ''}`;
+    });
+    const vectors = await core.embedder.embed(contents);
+    await core.db.transaction().execute(async (trx) => {
+      // PGlite maintains HNSW at ~5 ms a row and builds it at ~1.2 ms; this worker's database is its own.
+      const index = sql.raw(`memories_embedding_hnsw_${core.embedder.dimensions}`);
+      if (engine === 'pglite') await sql`DROP INDEX ${index}`.execute(trx);
+      for (let start = 0; start < MEMORIES; start += 500) {
+        await trx
+          .insertInto('memories')
+          .values(
+            contents.slice(start, start + 500).map((content, j) => ({
+              tenant_id: tenant.tenantId,
+              id: newId(),
+              agent_id: 'agent-1',
+              content,
+              content_key: contentKey(content),
+              binding: 'anchored' as const,
+              anchor_id: anchor.id,
+              session_id: sessions[(start + j) % SESSIONS] ?? null,
+              confidence: 0.7,
+              decay_rate: 0.01,
+              superseded_by: null,
+              metadata: '{}',
+              embedding: vectorParam(vectors[start + j] as Float32Array),
+              embedder: core.embedder.id,
+              created_at: now,
+              updated_at: now,
+              last_reinforced_at: now,
+            })),
+          )
+          .execute();
+      }
+      if (engine === 'pglite') await ensureVectorIndex(trx, core.embedder.dimensions);
+    });
+    await sql`ANALYZE memories`.execute(core.db);
+  }, 600_000);
+
+  afterAll(async () => {
+    if (tenant) await api.core.db.deleteFrom('tenants').where('id', '=', tenant.tenantId).execute();
+  });
+
+  async function rowsPerStatement(query: string): Promise<{ rows: number; results: number }[]> {
+    // Queries embedded in a statement are compiled under its id too: the statement is the longest.
+    const compiled = new Map<unknown, CompiledQuery[]>();
+    const captured: CompiledQuery[] = [];
+    const executor = api.core.db.getExecutor();
+    const capture: KyselyPlugin = {
+      transformQuery: (args) => {
+        compiled.set(args.queryId, [
+          ...(compiled.get(args.queryId) ?? []),
+          executor.compileQuery(args.node, args.queryId),
+        ]);
+        return args.node;
+      },
+      transformResult: (args) => {
+        const all = compiled.get(args.queryId) ?? [];
+        const statement = all.reduce<CompiledQuery | undefined>(
+          (a, b) => (a && a.sql.length >= b.sql.length ? a : b),
+          undefined,
+        );
+        if (statement) captured.push(statement);
+        return Promise.resolve(args.result);
+      },
+    };
+    const results = await recall({ ...api.core, db: api.core.db.withPlugin(capture) }, actor, {
+      agentId: 'agent-1',
+      query,
+      anchor: { anchorExternalId: 'big-subject' },
+      limit: 10,
+      includeSuperseded: false,
+    });
+    expect(results.length).toBe(10);
+    // Replayed in order in one transaction, so that what a statement sets holds for the next.
+    return api.core.db.transaction().execute(async (trx) => {
+      const out: { rows: number; results: number }[] = [];
+      for (const q of captured) {
+        // Settings (SET LOCAL) cannot be explained: they run as they are.
+        if (!/^\s*(select|with)\b/i.test(q.sql)) {
+          await trx.executeQuery(q);
+          continue;
+        }
+        const explained = await trx.executeQuery<{ 'QUERY PLAN': unknown }>({
+          ...q,
+          sql: `EXPLAIN (ANALYZE, FORMAT JSON) ${q.sql}`,
+        });
+        const raw = explained.rows[0]?.['QUERY PLAN'];
+        const doc = (typeof raw === 'string' ? JSON.parse(raw) : raw) as { Plan: PlanNode }[];
+        const plan = doc[0]?.Plan as PlanNode;
+        out.push({ rows: memoryRowsRead(plan), results: plan['Actual Rows'] ?? 0 });
+      }
+      return out;
+    });
+  }
+
+  it(`reads at most ${ROW_BOUND} of the ${MEMORIES} memories of a subject in each statement`, async () => {
+    for (const query of ['zeppelin invoice kitchen', 'billing address for the hotel booking']) {
+      const statements = await rowsPerStatement(query);
+      const reads = statements.map((s) => s.rows);
+      console.log(`bounded: "${query}": memories rows read per statement ${JSON.stringify(reads)}`);
+      expect(statements.length).toBeGreaterThanOrEqual(3);
+      for (const rows of reads) expect({ query, rows, bounded: rows <= ROW_BOUND }).toMatchObject({ bounded: true });
+    }
+  });
+});
