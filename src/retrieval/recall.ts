@@ -1,6 +1,6 @@
 import { type ExpressionBuilder, type Expression, type SqlBool } from 'kysely';
 import type { Db } from '../db/connect.js';
-import { recallCandidates, type CandidateRow } from '../db/candidates.js';
+import { recallCandidates, withoutJit, type CandidateRow } from '../db/candidates.js';
 import type { Database } from '../db/schema.js';
 import { readScopeStats, type ScopeStats, type ScopeUnit } from '../db/scope-stats.js';
 import { cosineDistance, enableIterativeScan, restoreSorting } from '../db/vector.js';
@@ -241,6 +241,7 @@ export async function recall(core: Core, actor: Actor, input: RecallInput): Prom
     };
     const dims = core.embedder.dimensions;
     const cap = canonCap(input.limit);
+    await withoutJit(trx);
     const [subjectStats, canonStats] = await readScopeStats(trx, scope.tenantId, [
       scopeUnits(scope, 'subject'),
       scopeUnits(scope, 'canon'),
