@@ -5,7 +5,13 @@ import { upsertAnchor } from '../../src/domain/anchors.js';
 import type { Actor } from '../../src/domain/core.js';
 import { contentKey, newId } from '../../src/domain/text.js';
 import { recall } from '../../src/retrieval/recall.js';
-import { engine, newTenant, testApi, type Tenant, type TestApi } from '../helpers/harness.js';
+import { pino } from 'pino';
+import request from 'supertest';
+import { createApp } from '../../src/app.js';
+import { createHashEmbedder } from '../../src/embedding/hash.js';
+import { startCore, type Running } from '../../src/main.js';
+import { engine, newTenant, testConfig, type Tenant, type TestApi } from '../helpers/harness.js';
+import { isolatedDatabase, type IsolatedDb } from '../helpers/isolated-db.js';
 
 /**
  * Recall reads a number of memories bounded by its candidates, not by its scope: every statement a
@@ -48,9 +54,19 @@ describe(`recall's cost on ${engine}`, () => {
   let api: TestApi;
   let tenant: Tenant;
   let actor: Actor;
+  let iso: IsolatedDb | undefined;
+  let running: Running | undefined;
 
   beforeAll(async () => {
-    api = await testApi();
+    // A database of its own: 20,000 rows added and deleted would crowd the HNSW index that other
+    // files' filtered scans walk (deleted rows stay in it until a vacuum).
+    iso = await isolatedDatabase();
+    running = await startCore(testConfig(iso.env), {
+      embedder: createHashEmbedder(256),
+      log: pino({ level: 'silent' }),
+    });
+    const app = createApp(running.core);
+    api = { app, core: running.core, http: request(app) };
     tenant = await newTenant(api);
     actor = { tenantId: tenant.tenantId, keyId: newId(), scopes: new Set(['read', 'write', 'admin']) };
     const { core } = api;
@@ -77,7 +93,7 @@ describe(`recall's cost on ${engine}`, () => {
     });
     const vectors = await core.embedder.embed(contents);
     await core.db.transaction().execute(async (trx) => {
-      // PGlite maintains HNSW at ~5 ms a row and builds it at ~1.2 ms; this worker's database is its own.
+      // PGlite maintains HNSW at ~5 ms a row and builds it at ~1.2 ms; nobody else uses this database.
       const index = sql.raw(`memories_embedding_hnsw_${core.embedder.dimensions}`);
       if (engine === 'pglite') await sql`DROP INDEX ${index}`.execute(trx);
       for (let start = 0; start < MEMORIES; start += 500) {
@@ -112,7 +128,8 @@ describe(`recall's cost on ${engine}`, () => {
   }, 600_000);
 
   afterAll(async () => {
-    if (tenant) await api.core.db.deleteFrom('tenants').where('id', '=', tenant.tenantId).execute();
+    await running?.close();
+    await iso?.drop();
   });
 
   async function rowsPerStatement(query: string): Promise<{ rows: number; results: number }[]> {
