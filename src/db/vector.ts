@@ -54,14 +54,45 @@ export function vectorParam(v: Float32Array): RawBuilder<string> {
   return sql<string>`${toVectorLiteral(v)}::vector`;
 }
 
-export async function ensureVectorIndex(db: Db, dimensions: number): Promise<void> {
+/** pgvector's refusal to cast a stored vector of another size to the index's. */
+const OTHER_DIMENSION = /^expected \d+ dimensions, not \d+$/;
+/** How long an index build waits, in all, for old snapshots to let go of the previous size's rows. */
+const INDEX_BUILD_ATTEMPTS = 60;
+const INDEX_BUILD_RETRY_MS = 1000;
+
+/**
+ * Creates the HNSW index of one vector size, inside the caller's transaction. Right after
+ * `reembed`, the rows' previous versions (vectors of the old size) are dead but still indexed by
+ * CREATE INDEX while any other transaction's snapshot may see them (an autovacuum ANALYZE of the
+ * rewritten table is enough), and casting one fails the build. Those snapshots end on their own, so
+ * the build is retried from a savepoint until they have; a transaction held open for longer is
+ * named in the error.
+ */
+export async function ensureVectorIndex(db: Db, dimensions: number, retryMs = INDEX_BUILD_RETRY_MS): Promise<void> {
   const d = checkDimensions(dimensions);
-  await sql
-    .raw(
-      `CREATE INDEX IF NOT EXISTS memories_embedding_hnsw_${d} ON memories ` +
-        `USING hnsw ((embedding::vector(${d})) vector_cosine_ops)`,
-    )
-    .execute(db);
+  const create = sql.raw(
+    `CREATE INDEX IF NOT EXISTS memories_embedding_hnsw_${d} ON memories ` +
+      `USING hnsw ((embedding::vector(${d})) vector_cosine_ops)`,
+  );
+  for (let attempt = 1; ; attempt++) {
+    await sql`SAVEPOINT vector_index`.execute(db);
+    try {
+      await create.execute(db);
+      await sql`RELEASE SAVEPOINT vector_index`.execute(db);
+      return;
+    } catch (error) {
+      await sql`ROLLBACK TO SAVEPOINT vector_index`.execute(db);
+      const message = error instanceof Error ? error.message : '';
+      if (!OTHER_DIMENSION.test(message)) throw error;
+      if (attempt >= INDEX_BUILD_ATTEMPTS) {
+        throw new Error(
+          `the vector index for ${d} dimensions cannot be built while another transaction still sees ` +
+            `vectors of the previous size; end long-running transactions on this database and start again`,
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, retryMs));
+    }
+  }
 }
 
 /** The dimensions of the HNSW indexes that exist (one per embedder size the deployment has used). */
