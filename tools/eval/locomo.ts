@@ -1,5 +1,5 @@
 /**
- * Recall quality on LoCoMo, through the real domain core (shared/bench/README.md has the metric).
+ * Recall quality on LoCoMo, through the real domain core (bench/README.md has the metric).
  *   npm run eval:locomo -- --data FILE --qrels FILE [--json]
  *
  * Every turn of a conversation is stored as one memory anchored to a subject named by the

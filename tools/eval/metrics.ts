@@ -1,5 +1,5 @@
 /**
- * The retrieval metrics of shared/bench/README.md over ranked lists of memories. A memory can stand
+ * The retrieval metrics of bench/README.md over ranked lists of memories. A memory can stand
  * for several turns (a turn that the store path merged into an earlier, identical one reinforces it
  * instead of being stored again), so each ranked item is the set of turn ids it holds.
  */
