@@ -53,6 +53,7 @@ const EnvSchema = z.object({
   SESSION_TTL_HOURS: positiveNumber.default(24),
   SWEEP_INTERVAL_SECONDS: z.coerce.number().int().min(0).default(60),
   DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  RECALL_EXACT_SCAN_MAX: z.coerce.number().int().min(0).max(1_000_000).default(20_000),
   ANTHROPIC_API_KEY: z.string().trim().min(1).optional(),
   ANTHROPIC_MODEL: z.string().trim().min(1).default('claude-haiku-4-5'),
   ANTHROPIC_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
@@ -135,6 +136,12 @@ export interface Config {
   /** How often `serve` deletes expired session memories; 0 turns the sweeper off. */
   readonly sweepIntervalSeconds: number;
   readonly dbPoolSize: number;
+  /**
+   * Up to this many memories in a recall's scope, the vector side scans them exactly (~1 µs a memory
+   * on Postgres); beyond, it walks HNSW with the scope as a filter, which slows down as the scope
+   * becomes a small share of the table (a 10,000-memory subject among 1,000,000: 90 ms).
+   */
+  readonly recallExactScanMax: number;
   /** Unset without ANTHROPIC_API_KEY: contradictions are then judged by the heuristic alone. */
   readonly anthropic: AnthropicConfig | undefined;
   /** The budget of one fact-extraction call (a batch of up to 100 messages), its retry included. */
@@ -239,6 +246,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     sessionTtlHours: env.SESSION_TTL_HOURS,
     sweepIntervalSeconds: env.SWEEP_INTERVAL_SECONDS,
     dbPoolSize: env.DB_POOL_SIZE,
+    recallExactScanMax: env.RECALL_EXACT_SCAN_MAX,
     anthropic: anthropicConfig(env),
     extractionTimeoutMs: env.LLM_EXTRACTION_TIMEOUT_MS,
     llmBreaker: Object.freeze({ failures: env.LLM_BREAKER_FAILURES, cooldownMs: env.LLM_BREAKER_COOLDOWN_MS }),

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
+import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import type { Binding } from '../config.js';
 import { bm25Idf, bm25LengthNorm, queryTerms, termLexemes, type Bm25Parameters } from './fulltext.js';
 import type { Database } from './schema.js';
@@ -58,14 +58,6 @@ export interface CandidateRow {
   last_reinforced_at: Date;
   metadata_speaker: string | null;
   head: string;
-}
-
-/**
- * The candidate statement's estimated cost (thousands of correlated lookups it never makes) crosses
- * the JIT threshold of Postgres, and compiling it took 130 ms of a 20 ms recall. Transaction-local.
- */
-export async function withoutJit(trx: Kysely<Database>): Promise<void> {
-  await sql`SET LOCAL jit = off`.execute(trx);
 }
 
 const positive = (n: number, what: string): number => {

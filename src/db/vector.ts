@@ -88,6 +88,7 @@ export async function ensureVectorIndex(db: Db, dimensions: number, retryMs = IN
         throw new Error(
           `the vector index for ${d} dimensions cannot be built while another transaction still sees ` +
             `vectors of the previous size; end long-running transactions on this database and start again`,
+          { cause: error },
         );
       }
       await new Promise((resolve) => setTimeout(resolve, retryMs));
@@ -120,10 +121,11 @@ export async function dropVectorIndex(db: Db, dimensions: number): Promise<void>
  * reading the whole scope and sorting it; restoreSorting undoes that after the query.
  */
 export async function enableIterativeScan(trx: Db, forceIndex = false): Promise<void> {
-  await sql`SET LOCAL hnsw.iterative_scan = relaxed_order`.execute(trx);
-  // Measured on 2,000 scoped vectors: ef_search 100 found ~98% of the exact top 20, 400 found all.
-  await sql`SET LOCAL hnsw.ef_search = 400`.execute(trx);
-  if (forceIndex) await sql`SET LOCAL enable_sort = off`.execute(trx);
+  // One statement, one round trip; set_config(…, true) is SET LOCAL. Measured on 2,000 scoped
+  // vectors: ef_search 100 found ~98% of the exact top 20, 400 found all.
+  const sorting = forceIndex ? sql`, set_config('enable_sort', 'off', true)` : sql``;
+  await sql`SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),
+    set_config('hnsw.ef_search', '400', true)${sorting}`.execute(trx);
 }
 
 export async function restoreSorting(trx: Db): Promise<void> {

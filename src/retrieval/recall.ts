@@ -1,6 +1,6 @@
 import { type ExpressionBuilder, type Expression, type SqlBool } from 'kysely';
 import type { Db } from '../db/connect.js';
-import { recallCandidates, withoutJit, type CandidateRow } from '../db/candidates.js';
+import { recallCandidates, type CandidateRow } from '../db/candidates.js';
 import type { Database } from '../db/schema.js';
 import { readScopeStats, type ScopeStats, type ScopeUnit } from '../db/scope-stats.js';
 import { cosineDistance, enableIterativeScan, restoreSorting } from '../db/vector.js';
@@ -117,12 +117,6 @@ export function exactNearestQuery(
 export type VectorPlan = 'exact' | 'hnsw' | 'planner';
 
 /**
- * Up to this many memories in a scope, an exact scan is cheap and exact; beyond, HNSW with iterative
- * scans. Measured on Postgres with 256-d hash vectors: an exact scan costs ~5 µs a memory.
- */
-export const EXACT_SCAN_MAX = 3000;
-
-/**
  * Nearest neighbours by cosine distance within the scope, nearest first. With iterative scans on, a
  * filtered HNSW scan keeps going until it has `depth` rows that pass the filter (or the scope is exhausted).
  */
@@ -171,8 +165,9 @@ async function rankPart(
   text: string,
   embedding: Float32Array,
   depth: number,
+  exactScanMax: number,
 ): Promise<CandidateRow[]> {
-  const plan = stats.docs <= EXACT_SCAN_MAX ? 'exact' : 'hnsw';
+  const plan = stats.docs <= exactScanMax ? 'exact' : 'hnsw';
   const nearest = await vectorNeighbours(trx, dimensions, scope, part, embedding, depth, plan);
   const ids = nearest.map((r) => r.id);
   return (await candidatesQuery(trx, dimensions, scope, part, stats, text, embedding, depth, ids).execute(trx)).rows;
@@ -241,7 +236,6 @@ export async function recall(core: Core, actor: Actor, input: RecallInput): Prom
     };
     const dims = core.embedder.dimensions;
     const cap = canonCap(input.limit);
-    await withoutJit(trx);
     const [subjectStats, canonStats] = await readScopeStats(trx, scope.tenantId, [
       scopeUnits(scope, 'subject'),
       scopeUnits(scope, 'canon'),
@@ -249,7 +243,7 @@ export async function recall(core: Core, actor: Actor, input: RecallInput): Prom
     // The counters count active memories; with superseded ones asked for, a part is never skipped.
     const ranked = (part: Part, stats: ScopeStats | undefined, depth: number) =>
       stats && (stats.docs > 0 || scope.includeSuperseded)
-        ? rankPart(trx, dims, scope, part, stats, input.query, embedding, depth)
+        ? rankPart(trx, dims, scope, part, stats, input.query, embedding, depth, core.config.recallExactScanMax)
         : Promise.resolve([]);
     const subject = await ranked('subject', subjectStats, candidateDepth(input.limit));
     // Most tenants have no canon: its counter says so without a query.

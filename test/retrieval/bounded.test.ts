@@ -61,7 +61,9 @@ describe(`recall's cost on ${engine}`, () => {
     // A database of its own: 20,000 rows added and deleted would crowd the HNSW index that other
     // files' filtered scans walk (deleted rows stay in it until a vacuum).
     iso = await isolatedDatabase();
-    running = await startCore(testConfig(iso.env), {
+    // Exact scans end at 3,000 memories here, so the 20,000-memory scope walks HNSW (the default,
+    // 20,000, would scan it exactly: a bounded cost too, but not the one this test is about).
+    running = await startCore(testConfig({ ...iso.env, RECALL_EXACT_SCAN_MAX: '3000' }), {
       embedder: createHashEmbedder(256),
       log: pino({ level: 'silent' }),
     });
