@@ -78,7 +78,8 @@ export interface MemoriesTable {
 export interface AuditEventsTable {
   tenant_id: string;
   id: string;
-  seq: ColumnType<string, never, never>;
+  /** bigint, read as a number: src/db/connect.ts parses int8 so, and PGlite does already. */
+  seq: ColumnType<number, never, never>;
   at: Timestamp;
   action: string;
   memory_id: string | null;
@@ -87,6 +88,24 @@ export interface AuditEventsTable {
   actor_key_id: string | null;
   actor_agent_id: string | null;
   changes: Json;
+}
+
+/** Migration 0003: messages already ingested, by id; never content. */
+export interface IngestedMessagesTable {
+  tenant_id: string;
+  agent_id: string;
+  conversation_id: string;
+  message_id: string;
+  anchor_id: string | null;
+  session_id: string | null;
+  ingested_at: ColumnType<Date, Date, never>;
+}
+
+/** Migration 0007: later sessions of a subject that stored a session memory again. */
+export interface MemoryMentionsTable {
+  tenant_id: string;
+  memory_id: string;
+  session_id: string;
 }
 
 export interface ServiceSettingsTable {
@@ -117,7 +136,106 @@ export interface Database {
   sessions: SessionsTable;
   memories: MemoriesTable;
   audit_events: AuditEventsTable;
+  ingested_messages: IngestedMessagesTable;
+  memory_mentions: MemoryMentionsTable;
   service_settings: ServiceSettingsTable;
   memory_unit_stats: MemoryUnitStatsTable;
   memory_term_stats: MemoryTermStatsTable;
 }
+
+/** The coarse SQL type of a column, as test/db/schema.test.ts reads it from information_schema. */
+export type ColumnKind =
+  'text' | 'uuid' | 'timestamptz' | 'jsonb' | 'number' | 'bytea' | 'array' | 'vector' | 'tsvector';
+interface ColumnSpec {
+  kind: ColumnKind;
+  nullable: boolean;
+}
+const col = (kind: ColumnKind, nullable = false): ColumnSpec => ({ kind, nullable });
+
+/**
+ * The tables at run time, for the test that compares them with the migrated database. Nothing
+ * derives from it; `satisfies` makes it name exactly the columns of the interfaces above, no fewer, no more.
+ */
+export const TABLES = {
+  tenants: { id: col('uuid'), org_name: col('text'), created_at: col('timestamptz') },
+  api_keys: {
+    tenant_id: col('uuid'),
+    id: col('uuid'),
+    name: col('text'),
+    key_prefix: col('text'),
+    key_hash: col('bytea'),
+    scopes: col('array'),
+    created_at: col('timestamptz'),
+    last_used_at: col('timestamptz', true),
+    revoked_at: col('timestamptz', true),
+    agent_ids: col('array', true),
+  },
+  entities: {
+    tenant_id: col('uuid'),
+    id: col('uuid'),
+    kind: col('text'),
+    external_id: col('text'),
+    name: col('text', true),
+    attributes: col('jsonb'),
+    created_at: col('timestamptz'),
+  },
+  sessions: {
+    tenant_id: col('uuid'),
+    id: col('uuid'),
+    agent_id: col('text'),
+    anchor_id: col('uuid', true),
+    status: col('text'),
+    metadata: col('jsonb'),
+    started_at: col('timestamptz'),
+    ended_at: col('timestamptz', true),
+    expires_at: col('timestamptz', true),
+  },
+  memories: {
+    tenant_id: col('uuid'),
+    id: col('uuid'),
+    agent_id: col('text'),
+    content: col('text'),
+    content_key: col('text'),
+    binding: col('text'),
+    anchor_id: col('uuid', true),
+    session_id: col('uuid', true),
+    status: col('text'),
+    confidence: col('number'),
+    decay_rate: col('number'),
+    reinforcement_count: col('number'),
+    superseded_by: col('uuid', true),
+    metadata: col('jsonb'),
+    embedding: col('vector'),
+    embedder: col('text'),
+    // A generated column: Postgres reports it nullable, as the expression could yield null.
+    search: col('tsvector', true),
+    created_at: col('timestamptz'),
+    updated_at: col('timestamptz'),
+    last_reinforced_at: col('timestamptz'),
+    seq: col('number'),
+  },
+  audit_events: {
+    tenant_id: col('uuid'),
+    id: col('uuid'),
+    seq: col('number'),
+    at: col('timestamptz'),
+    action: col('text'),
+    memory_id: col('uuid', true),
+    anchor_id: col('uuid', true),
+    session_id: col('uuid', true),
+    actor_key_id: col('uuid', true),
+    actor_agent_id: col('text', true),
+    changes: col('jsonb'),
+  },
+  ingested_messages: {
+    tenant_id: col('uuid'),
+    agent_id: col('text'),
+    conversation_id: col('text'),
+    message_id: col('text'),
+    anchor_id: col('uuid', true),
+    session_id: col('uuid', true),
+    ingested_at: col('timestamptz'),
+  },
+  memory_mentions: { tenant_id: col('uuid'), memory_id: col('uuid'), session_id: col('uuid') },
+  service_settings: { key: col('text'), value: col('jsonb') },
+} satisfies { [T in keyof Database]: Record<keyof Database[T], ColumnSpec> };

@@ -1,6 +1,4 @@
-import type { ColumnType } from 'kysely';
 import { identityText } from '../beliefs/near-duplicate.js';
-import type { Db } from '../db/connect.js';
 import { AppError } from '../errors.js';
 import type { ConversationMessage, ExtractedFact } from '../extraction/extractor.js';
 import { actAs } from './agent-binding.js';
@@ -34,20 +32,6 @@ export interface IngestResult {
   /** Messages left out because this conversation's message of that id was ingested before. */
   skippedMessages: number;
 }
-
-/** migrations/0003_ingested_messages.sql: ids only, never content. */
-interface IngestedMessagesTable {
-  tenant_id: string;
-  agent_id: string;
-  conversation_id: string;
-  message_id: string;
-  anchor_id: string | null;
-  session_id: string | null;
-  ingested_at: ColumnType<Date, Date, never>;
-}
-
-// The table is this use case's own: src/db/schema.ts describes the tables that others share.
-const ledger = (db: Db) => db.$extendTables<{ ingested_messages: IngestedMessagesTable }>();
 
 const FOREIGN_KEY_VIOLATION = '23503';
 
@@ -88,7 +72,7 @@ async function alreadyIngested(
 ): Promise<Set<string>> {
   const ids = input.messages.flatMap((m) => (m.id === undefined ? [] : [m.id]));
   if (ids.length === 0) return new Set();
-  const rows = await ledger(core.db)
+  const rows = await core.db
     .selectFrom('ingested_messages')
     .select('message_id')
     .where('tenant_id', '=', actor.tenantId)
@@ -122,7 +106,7 @@ async function markIngested(
     : (target.sessionAnchorId ?? null);
   const now = core.clock();
   try {
-    await ledger(core.db)
+    await core.db
       .insertInto('ingested_messages')
       .values(
         ids.map((messageId) => ({

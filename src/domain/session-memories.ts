@@ -4,21 +4,13 @@ import type { Core } from './core.js';
 import { MEMORY_COLUMNS, memoriesWithAnchor, toMemory, type Memory } from './memories.js';
 import { getSession, type Session } from './sessions.js';
 
-interface MemoryMentionsTable {
-  tenant_id: string;
-  memory_id: string;
-  session_id: string;
-}
-
-const mentions = (db: Db) => db.$extendTables<{ memory_mentions: MemoryMentionsTable }>();
-
 /**
  * Notes that a later session of the subject stored the session memory again. The memory keeps the
  * session it was formed in (provenance) instead of moving to the later one, and this note keeps it
  * alive for as long as the later session mentions it (sessionMemoryGone).
  */
 export async function recordMention(trx: Db, tenantId: string, memoryId: string, sessionId: string): Promise<void> {
-  await mentions(trx)
+  await trx
     .insertInto('memory_mentions')
     .values({ tenant_id: tenantId, memory_id: memoryId, session_id: sessionId })
     .onConflict((oc) => oc.columns(['tenant_id', 'memory_id', 'session_id']).doNothing())
