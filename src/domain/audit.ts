@@ -85,7 +85,7 @@ interface AuditRow {
   actor_key_id: string | null;
   actor_agent_id: string | null;
   changes: Record<string, unknown>;
-  seq_num: number;
+  seq: number;
 }
 
 function toEvent(row: AuditRow): AuditEvent {
@@ -105,7 +105,7 @@ export async function memoryHistory(db: Db, tenantId: string, memoryId: string):
   if (!isUuid(memoryId)) return [];
   const rows = await db
     .selectFrom('audit_events')
-    .select([...auditColumns, sql<number>`seq`.as('seq_num')])
+    .select([...auditColumns, 'seq'])
     .where('tenant_id', '=', tenantId)
     .where('memory_id', '=', memoryId)
     .orderBy('seq')
@@ -126,7 +126,7 @@ export interface AuditFilter {
 export async function listEvents(db: Db, tenantId: string, filter: AuditFilter): Promise<Page<AuditEvent>> {
   let query = db
     .selectFrom('audit_events')
-    .select([...auditColumns, sql<number>`seq`.as('seq_num')])
+    .select([...auditColumns, 'seq'])
     .where('tenant_id', '=', tenantId);
   if (filter.anchorId) query = query.where('anchor_id', '=', filter.anchorId);
   if (filter.memoryId) query = query.where('memory_id', '=', filter.memoryId);
@@ -140,5 +140,5 @@ export async function listEvents(db: Db, tenantId: string, filter: AuditFilter):
     .orderBy('seq')
     .limit(filter.limit + 1)
     .execute();
-  return toPage(rows, filter.limit, (r) => [r.seq_num], toEvent);
+  return toPage(rows, filter.limit, (r) => [r.seq], toEvent);
 }
