@@ -1,4 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
+import type { AuditAction } from '../domain/audit.js';
 
 /** Kysely's view of migrations/*.sql; keep the two in step. */
 
@@ -81,7 +82,7 @@ export interface AuditEventsTable {
   /** bigint, read as a number: src/db/connect.ts parses int8 so, and PGlite does already. */
   seq: ColumnType<number, never, never>;
   at: Timestamp;
-  action: string;
+  action: AuditAction;
   memory_id: string | null;
   anchor_id: string | null;
   session_id: string | null;

@@ -1,6 +1,9 @@
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
+import type { z } from 'zod';
 import type { Db } from '../db/connect.js';
+import type { EntitiesTable } from '../db/schema.js';
 import { AppError, notFound } from '../errors.js';
+import type { AnchorObject } from '../schemas/objects.js';
 import type { Core } from './core.js';
 import { decodeTimeIdCursor, toPage, type Page } from './pagination.js';
 import { isUuid, newId } from './text.js';
@@ -8,23 +11,11 @@ import { isUuid, newId } from './text.js';
 /** Anchors are the entities of kind 'subject'. */
 const SUBJECT = 'subject';
 
-export interface Anchor {
-  id: string;
-  anchor_external_id: string;
-  name: string | null;
-  metadata: Record<string, unknown>;
-  created_at: string;
-  memory_count: number;
-}
+export type Anchor = z.output<typeof AnchorObject>;
 
-interface AnchorRow {
-  id: string;
-  external_id: string;
-  name: string | null;
-  attributes: Record<string, unknown>;
-  created_at: Date;
+type AnchorRow = Pick<Selectable<EntitiesTable>, 'id' | 'external_id' | 'name' | 'attributes' | 'created_at'> & {
   memory_count: number;
-}
+};
 
 const toAnchor = (r: AnchorRow): Anchor => ({
   id: r.id,

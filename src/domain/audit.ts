@@ -1,5 +1,8 @@
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
+import type { z } from 'zod';
 import type { Db } from '../db/connect.js';
+import type { AuditEventsTable } from '../db/schema.js';
+import type { AuditEventObject } from '../schemas/objects.js';
 import type { Actor, Core } from './core.js';
 import { decodeCursor, toPage, type Page } from './pagination.js';
 import { isUuid, newId } from './text.js';
@@ -33,16 +36,7 @@ export interface AuditInput {
   changes?: AuditChanges;
 }
 
-export interface AuditEvent {
-  id: string;
-  at: string;
-  action: string;
-  memory_id: string | null;
-  anchor_id: string | null;
-  session_id: string | null;
-  actor: { key_id: string | null; agent_id: string | null };
-  changes: Record<string, unknown>;
-}
+export type AuditEvent = z.output<typeof AuditEventObject>;
 
 /** Written inside the transaction of the mutation it records, so one never lands without the other. */
 export async function recordEvent(trx: Db, core: Core, actor: Actor, input: AuditInput): Promise<void> {
@@ -75,18 +69,7 @@ const auditColumns = [
   'changes',
 ] as const;
 
-interface AuditRow {
-  id: string;
-  at: Date;
-  action: string;
-  memory_id: string | null;
-  anchor_id: string | null;
-  session_id: string | null;
-  actor_key_id: string | null;
-  actor_agent_id: string | null;
-  changes: Record<string, unknown>;
-  seq: number;
-}
+type AuditRow = Omit<Selectable<AuditEventsTable>, 'tenant_id'>;
 
 function toEvent(row: AuditRow): AuditEvent {
   return {

@@ -1,5 +1,9 @@
+import type { Selectable } from 'kysely';
+import type { z } from 'zod';
 import type { Db } from '../db/connect.js';
+import type { MemoriesTable } from '../db/schema.js';
 import { AppError, isUniqueViolation, notFound } from '../errors.js';
+import type { CanonObject } from '../schemas/objects.js';
 import { actAs } from './agent-binding.js';
 import { recordEvent } from './audit.js';
 import { insertMemory } from './memories.js';
@@ -8,22 +12,9 @@ import { decodeTimeIdCursor, toPage, type Page } from './pagination.js';
 import { contentKey, isUuid, newId } from './text.js';
 
 /** Tenant-wide policy: stored as memories of binding `canon`, unique per tenant by normalized content. */
-export interface CanonEntry {
-  id: string;
-  agent_id: string;
-  content: string;
-  binding: 'canon';
-  metadata: Record<string, unknown>;
-  created_at: string;
-}
+export type CanonEntry = z.output<typeof CanonObject>;
 
-interface CanonRow {
-  id: string;
-  agent_id: string;
-  content: string;
-  metadata: Record<string, unknown>;
-  created_at: Date;
-}
+type CanonRow = Pick<Selectable<MemoriesTable>, 'id' | 'agent_id' | 'content' | 'metadata' | 'created_at'>;
 
 const toCanon = (r: CanonRow): CanonEntry => ({
   id: r.id,

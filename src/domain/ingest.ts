@@ -1,12 +1,13 @@
+import type { z } from 'zod';
 import { identityText } from '../beliefs/near-duplicate.js';
 import { AppError } from '../errors.js';
 import type { ConversationMessage, ExtractedFact } from '../extraction/extractor.js';
+import type { StoredMemoryObject } from '../schemas/objects.js';
 import { actAs } from './agent-binding.js';
 import { resolveAnchor, type AnchorRef } from './anchors.js';
 import type { Actor, Core } from './core.js';
-import type { Memory } from './memories.js';
 import { resolveSession } from './sessions.js';
-import { judgeBatch, prejudgedFor, storeMemory, type StoreOutcome } from './store.js';
+import { judgeBatch, prejudgedFor, storeMemory } from './store.js';
 
 export interface IngestMessage extends ConversationMessage {
   /** The caller's id of the message: with a conversation id, a message is ingested once. */
@@ -22,7 +23,7 @@ export interface IngestInput {
   metadata?: Record<string, unknown> | undefined;
 }
 
-export type IngestedMemory = Memory & { outcome: StoreOutcome; supersedes?: string[] };
+export type IngestedMemory = z.output<typeof StoredMemoryObject>;
 
 export interface IngestResult {
   /** What produced the facts: "anthropic:<model>", or "heuristic" (also after a fallback). */

@@ -1,6 +1,10 @@
 import { createHash, randomInt } from 'node:crypto';
+import type { Selectable } from 'kysely';
+import type { z } from 'zod';
 import type { Db } from '../db/connect.js';
+import type { ApiKeysTable } from '../db/schema.js';
 import { AppError, notFound } from '../errors.js';
+import type { KeyObject } from '../schemas/objects.js';
 import { assertCanGrant } from './agent-binding.js';
 import { recordEvent } from './audit.js';
 import { SCOPES, type Actor, type Core, type Scope } from './core.js';
@@ -21,28 +25,9 @@ export const hashApiKey = (key: string): Buffer => createHash('sha256').update(k
 
 const KEY_SHAPE = /^(mk|rk)_[0-9A-Za-z]{40,}$/;
 
-export interface ApiKeyView {
-  id: string;
-  name: string;
-  key_prefix: string;
-  scopes: Scope[];
-  created_at: string;
-  last_used_at: string | null;
-  revoked_at: string | null;
-  /** The agents the key may act as; null when it may act as any agent of the tenant. */
-  agent_ids: string[] | null;
-}
+export type ApiKeyView = z.output<typeof KeyObject>;
 
-interface KeyRow {
-  id: string;
-  name: string;
-  key_prefix: string;
-  scopes: string[];
-  created_at: Date;
-  last_used_at: Date | null;
-  revoked_at: Date | null;
-  agent_ids: string[] | null;
-}
+type KeyRow = Pick<Selectable<ApiKeysTable>, (typeof KEY_COLUMNS)[number]>;
 
 const KEY_COLUMNS = [
   'id',

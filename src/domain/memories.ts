@@ -1,8 +1,11 @@
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
+import type { z } from 'zod';
 import type { Binding } from '../config.js';
 import type { Db } from '../db/connect.js';
+import type { MemoriesTable } from '../db/schema.js';
 import { vectorParam } from '../db/vector.js';
 import { AppError, notFound } from '../errors.js';
+import type { MemoryObject } from '../schemas/objects.js';
 import { canSeeMemory } from './agent-binding.js';
 import { memoryHistory, recordEvent, type AuditEvent } from './audit.js';
 import { lockAnchor } from './anchors.js';
@@ -10,43 +13,15 @@ import type { Actor, Core } from './core.js';
 import { effectiveConfidence } from './decay.js';
 import { contentKey, isUuid } from './text.js';
 
-export interface Memory {
-  id: string;
-  agent_id: string;
-  content: string;
-  binding: Binding;
-  anchor_id: string | null;
-  anchor_external_id: string | null;
-  session_id: string | null;
-  status: 'active' | 'superseded';
-  confidence: number;
-  effective_confidence: number;
-  reinforcement_count: number;
-  superseded_by: string | null;
-  metadata: Record<string, unknown>;
-  created_at: string;
-  updated_at: string;
-  last_reinforced_at: string;
-}
+export type Memory = z.output<typeof MemoryObject>;
 
-export interface MemoryRow {
-  id: string;
-  agent_id: string;
-  content: string;
-  binding: Binding;
-  anchor_id: string | null;
+/** What MEMORY_COLUMNS selects. */
+export type MemoryRow = Omit<
+  Selectable<MemoriesTable>,
+  'tenant_id' | 'content_key' | 'embedding' | 'embedder' | 'search' | 'seq'
+> & {
   anchor_external_id: string | null;
-  session_id: string | null;
-  status: 'active' | 'superseded';
-  confidence: number;
-  decay_rate: number;
-  reinforcement_count: number;
-  superseded_by: string | null;
-  metadata: Record<string, unknown>;
-  created_at: Date;
-  updated_at: Date;
-  last_reinforced_at: Date;
-}
+};
 
 export const MEMORY_COLUMNS = [
   'm.id',

@@ -1,34 +1,18 @@
+import type { Selectable } from 'kysely';
+import type { z } from 'zod';
 import type { Db } from '../db/connect.js';
+import type { SessionsTable } from '../db/schema.js';
 import { AppError, notFound } from '../errors.js';
+import type { SessionObject } from '../schemas/objects.js';
 import { actAs } from './agent-binding.js';
 import { lockAnchor, resolveAnchor, type AnchorRef } from './anchors.js';
 import { recordEvent } from './audit.js';
 import type { Actor, Core } from './core.js';
 import { isUuid, newId } from './text.js';
 
-export interface Session {
-  id: string;
-  agent_id: string;
-  anchor_id: string | null;
-  anchor_external_id: string | null;
-  status: 'active' | 'ended';
-  started_at: string;
-  ended_at: string | null;
-  expires_at: string | null;
-  metadata: Record<string, unknown>;
-}
+export type Session = z.output<typeof SessionObject>;
 
-interface SessionRow {
-  id: string;
-  agent_id: string;
-  anchor_id: string | null;
-  anchor_external_id: string | null;
-  status: 'active' | 'ended';
-  started_at: Date;
-  ended_at: Date | null;
-  expires_at: Date | null;
-  metadata: Record<string, unknown>;
-}
+type SessionRow = Omit<Selectable<SessionsTable>, 'tenant_id'> & { anchor_external_id: string | null };
 
 const toSession = (r: SessionRow): Session => ({
   id: r.id,
