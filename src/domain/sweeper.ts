@@ -1,4 +1,5 @@
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
+import type { SessionsTable } from '../db/schema.js';
 import { lockAnchor } from './anchors.js';
 import { recordEvent } from './audit.js';
 import type { Core } from './core.js';
@@ -15,11 +16,7 @@ export interface SweepResult {
   expired: number;
 }
 
-interface DueSession {
-  tenant_id: string;
-  id: string;
-  anchor_id: string | null;
-}
+type DueSession = Pick<Selectable<SessionsTable>, 'tenant_id' | 'id' | 'anchor_id'>;
 
 /**
  * Deletes one session's memories that have outlived it, in the lock order of partition.ts: its
