@@ -1,5 +1,4 @@
 import type { ColumnType, Generated } from 'kysely';
-import type { AuditAction } from '../domain/audit.js';
 
 /** Kysely's view of migrations/*.sql; keep the two in step. */
 
@@ -82,7 +81,8 @@ export interface AuditEventsTable {
   /** bigint, read as a number: src/db/connect.ts parses int8 so, and PGlite does already. */
   seq: ColumnType<number, never, never>;
   at: Timestamp;
-  action: AuditAction;
+  /** One of the domain's AUDIT_ACTIONS (src/domain/audit.ts); the column is plain text. */
+  action: string;
   memory_id: string | null;
   anchor_id: string | null;
   session_id: string | null;
@@ -239,4 +239,6 @@ export const TABLES = {
   },
   memory_mentions: { tenant_id: col('uuid'), memory_id: col('uuid'), session_id: col('uuid') },
   service_settings: { key: col('text'), value: col('jsonb') },
+  memory_unit_stats: { tenant_id: col('uuid'), unit: col('text'), docs: col('number'), total_len: col('number') },
+  memory_term_stats: { tenant_id: col('uuid'), unit: col('text'), lexeme: col('text'), df: col('number') },
 } satisfies { [T in keyof Database]: Record<keyof Database[T], ColumnSpec> };

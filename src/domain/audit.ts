@@ -75,7 +75,8 @@ function toEvent(row: AuditRow): AuditEvent {
   return {
     id: row.id,
     at: row.at.toISOString(),
-    action: row.action,
+    // The column holds only what recordEvent wrote, an AuditAction.
+    action: row.action as AuditAction,
     memory_id: row.memory_id,
     anchor_id: row.anchor_id,
     session_id: row.session_id,
