@@ -5,6 +5,7 @@ import type { MemoriesTable } from '../db/schema.js';
 import { AppError, isUniqueViolation, notFound } from '../errors.js';
 import type { CanonObject } from '../schemas/objects.js';
 import { actAs } from './agent-binding.js';
+import { assertContentLimit } from './content-limit.js';
 import { recordEvent } from './audit.js';
 import { insertMemory } from './memories.js';
 import type { Actor, Core } from './core.js';
@@ -43,6 +44,7 @@ export async function writeCanon(
   actor: Actor,
   input: { agentId: string; content: string; metadata?: Record<string, unknown> | undefined },
 ): Promise<{ entry: CanonEntry; created: boolean }> {
+  assertContentLimit(input.content, core.config.contentLimitChars);
   // Canon is every agent's, but the entry names its writer: a bound key writes only as its agents.
   actAs(actor, input.agentId);
   const key = contentKey(input.content);

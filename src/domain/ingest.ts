@@ -1,13 +1,12 @@
-import type { z } from 'zod';
 import { identityText } from '../beliefs/near-duplicate.js';
 import { AppError } from '../errors.js';
 import type { ConversationMessage, ExtractedFact } from '../extraction/extractor.js';
-import type { StoredMemoryObject } from '../schemas/objects.js';
 import { actAs } from './agent-binding.js';
+import { assertContentLimit } from './content-limit.js';
 import { resolveAnchor, type AnchorRef } from './anchors.js';
 import type { Actor, Core } from './core.js';
 import { resolveSession } from './sessions.js';
-import { judgeBatch, prejudgedFor, storeMemory } from './store.js';
+import { judgeBatch, prejudgedFor, storedMemory, storeFact, type StoredMemory } from './store.js';
 
 export interface IngestMessage extends ConversationMessage {
   /** The caller's id of the message: with a conversation id, a message is ingested once. */
@@ -23,13 +22,11 @@ export interface IngestInput {
   metadata?: Record<string, unknown> | undefined;
 }
 
-export type IngestedMemory = z.output<typeof StoredMemoryObject>;
-
 export interface IngestResult {
   /** What produced the facts: "anthropic:<model>", or "heuristic" (also after a fallback). */
   extractor: string;
   /** One per fact stored, in the order stored; a fact said twice in one call is stored once. */
-  memories: IngestedMemory[];
+  memories: StoredMemory[];
   /** Messages left out because this conversation's message of that id was ingested before. */
   skippedMessages: number;
 }
@@ -148,6 +145,9 @@ function distinct(facts: readonly ExtractedFact[]): ExtractedFact[] {
  * POST /v1/memories, with the same binding (reinforcement, supersession, promotion included).
  */
 export async function ingestConversation(core: Core, actor: Actor, input: IngestInput): Promise<IngestResult> {
+  input.messages.forEach((m, i) =>
+    assertContentLimit(m.content, core.config.contentLimitChars, `messages.${i}.content`),
+  );
   // Before anything is extracted: each store checks too, but a refused ingest must cost nothing.
   actAs(actor, input.agentId);
   const target = await checkTarget(core, actor, input);
@@ -173,12 +173,12 @@ export async function ingestConversation(core: Core, actor: Actor, input: Ingest
     where,
     facts.map((f, i) => ({ content: f.content, embedding: vectors[i] ?? new Float32Array() })),
   );
-  const memories: IngestedMemory[] = [];
+  const memories: StoredMemory[] = [];
   let stored = 0;
   try {
     for (const [i, fact] of facts.entries()) {
       const source = pending[fact.message];
-      const result = await storeMemory(core, actor, {
+      const result = await storeFact(core, actor, {
         ...where,
         content: fact.content,
         metadata: {
@@ -199,11 +199,7 @@ export async function ingestConversation(core: Core, actor: Actor, input: Ingest
             memories.map((m) => m.id),
           ),
       });
-      memories.push({
-        ...result.memory,
-        outcome: result.outcome,
-        ...(result.supersedes.length > 0 ? { supersedes: result.supersedes } : {}),
-      });
+      memories.push(storedMemory(result));
       stored++;
     }
   } catch (error) {

@@ -1,4 +1,6 @@
+import type { z } from 'zod';
 import type { Binding } from '../config.js';
+import type { StoredMemoryObject } from '../schemas/objects.js';
 import type { Db } from '../db/connect.js';
 import { cosineDistance } from '../db/vector.js';
 import { AppError, notFound } from '../errors.js';
@@ -6,6 +8,7 @@ import { identityText, sameValues } from '../beliefs/near-duplicate.js';
 import type { ContradictionDetector } from '../beliefs/contradiction-detector.js';
 import { createContradictionDetector } from '../beliefs/detector.js';
 import { actAs } from './agent-binding.js';
+import { assertContentLimit } from './content-limit.js';
 import { findAnchorIdByExternalId, lockAnchor, resolveAnchor, type AnchorRef } from './anchors.js';
 import { recordEvent } from './audit.js';
 import type { Actor, Core } from './core.js';
@@ -37,6 +40,18 @@ export interface StoreResult {
   memory: Memory;
   outcome: StoreOutcome;
   supersedes: string[];
+}
+
+/** The answer to a store, as REST and MCP render it: supersedes only when something was superseded. */
+/** The answer to a store: the memory, its outcome, and what it superseded (src/schemas/objects.ts). */
+export type StoredMemory = z.output<typeof StoredMemoryObject>;
+
+export function storedMemory(result: StoreResult): StoredMemory {
+  return {
+    ...result.memory,
+    outcome: result.outcome,
+    ...(result.supersedes.length > 0 ? { supersedes: result.supersedes } : {}),
+  };
 }
 
 /** How many of the partition's nearest memories are weighed as duplicates or contradictions. */
@@ -110,6 +125,15 @@ async function nearest(db: Db, core: Core, p: Partition, embedding: Float32Array
  * what the new memory contradicts. Canon never comes here.
  */
 export async function storeMemory(core: Core, actor: Actor, input: StoreInput): Promise<StoreResult> {
+  assertContentLimit(input.content, core.config.contentLimitChars);
+  return storeFact(core, actor, input);
+}
+
+/**
+ * storeMemory without the content limit, for an ingest's facts: the limit applies to what a caller
+ * writes (the messages, checked before extraction), not to what a model reads out of them.
+ */
+export async function storeFact(core: Core, actor: Actor, input: StoreInput): Promise<StoreResult> {
   actAs(actor, input.agentId);
   const content = input.content.trim();
   // Embedding and a model's judgement are slow and need no lock: both happen before the transaction opens.

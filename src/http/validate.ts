@@ -13,19 +13,3 @@ export function parseInput<T>(schema: z.ZodType<T>, input: unknown, where: 'body
   const detail = first ? `${first.path} ${first.message}`.trim() : `${where} is not valid`;
   throw new AppError('invalid_request', detail, errors);
 }
-
-/** Characters are code points, as Postgres' char_length counts them: an emoji is one, not two. */
-function codePoints(s: string): number {
-  let count = 0;
-  for (const _ of s) count++;
-  return count;
-}
-
-export function assertContentLimit(content: string, limitChars: number, path = 'content'): void {
-  // UTF-16 length is never below the code point count, so the short case needs no counting.
-  if (content.length > limitChars && codePoints(content) > limitChars) {
-    throw new AppError('payload_too_large', `${path} is longer than ${limitChars} characters`, [
-      { path, message: `must be at most ${limitChars} characters` },
-    ]);
-  }
-}

@@ -4,7 +4,7 @@ import { ConfigError, loadConfig } from '../../src/config.js';
 import { decodeCursor, decodeTimeIdCursor, encodeCursor } from '../../src/domain/pagination.js';
 import { AppError } from '../../src/errors.js';
 import { RateLimitedError, RateLimiter } from '../../src/http/rate-limit.js';
-import { assertContentLimit } from '../../src/http/validate.js';
+import { assertContentLimit } from '../../src/domain/content-limit.js';
 import { content, dateTime, metadata } from '../../src/schemas/fields.js';
 
 function thrown(fn: () => unknown): unknown {

@@ -2,7 +2,6 @@ import { deleteCanon, getCanon, listCanon, writeCanon } from '../../domain/canon
 import { IdParams, PageQuery, WriteCanonBody } from '../../schemas/inputs.js';
 import { AGENT_REFUSED, CanonObject, EMBEDDING_UNAVAILABLE, listOf, ProblemObject } from '../../schemas/objects.js';
 import { route } from '../route.js';
-import { assertContentLimit } from '../validate.js';
 
 export const canonRoutes = [
   route({
@@ -20,7 +19,6 @@ export const canonRoutes = [
       503: EMBEDDING_UNAVAILABLE,
     },
     handle: async ({ core, actor, body }) => {
-      assertContentLimit(body.content, core.config.contentLimitChars);
       const { entry, created } = await writeCanon(core, actor, {
         agentId: body.agent_id,
         content: body.content,

@@ -2,7 +2,6 @@ import { ingestConversation } from '../../domain/ingest.js';
 import { AgentParams, IngestBody } from '../../schemas/inputs.js';
 import { AGENT_REFUSED, EMBEDDING_UNAVAILABLE, IngestResponse, ProblemObject } from '../../schemas/objects.js';
 import { route } from '../route.js';
-import { assertContentLimit } from '../validate.js';
 
 export const conversationRoutes = [
   route({
@@ -24,9 +23,6 @@ export const conversationRoutes = [
       503: EMBEDDING_UNAVAILABLE,
     },
     handle: async ({ core, actor, params, body }) => {
-      body.messages.forEach((m, i) =>
-        assertContentLimit(m.content, core.config.contentLimitChars, `messages.${i}.content`),
-      );
       const result = await ingestConversation(core, actor, {
         agentId: params.id,
         messages: body.messages.map((m) => ({

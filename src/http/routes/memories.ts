@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { deleteMemory, getMemory, getMemoryHistory } from '../../domain/memories.js';
-import { storeMemory } from '../../domain/store.js';
+import { storedMemory, storeMemory } from '../../domain/store.js';
 import { recall } from '../../retrieval/recall.js';
 import { IdParams, RecallQuery, StoreMemoryBody } from '../../schemas/inputs.js';
 import {
@@ -13,7 +13,6 @@ import {
   StoredMemoryObject,
 } from '../../schemas/objects.js';
 import { route } from '../route.js';
-import { assertContentLimit } from '../validate.js';
 
 export const memoryRoutes = [
   route({
@@ -33,7 +32,6 @@ export const memoryRoutes = [
       503: EMBEDDING_UNAVAILABLE,
     },
     handle: async ({ core, actor, body }) => {
-      assertContentLimit(body.content, core.config.contentLimitChars);
       const result = await storeMemory(core, actor, {
         agentId: body.agent_id,
         content: body.content,
@@ -41,14 +39,7 @@ export const memoryRoutes = [
         sessionId: body.session_id,
         metadata: body.metadata,
       });
-      return {
-        status: result.outcome === 'created' ? 201 : 200,
-        body: {
-          ...result.memory,
-          outcome: result.outcome,
-          ...(result.supersedes.length > 0 ? { supersedes: result.supersedes } : {}),
-        },
-      };
+      return { status: result.outcome === 'created' ? 201 : 200, body: storedMemory(result) };
     },
   }),
   route({

@@ -1,6 +1,5 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { storeMemory } from '../../domain/store.js';
-import { assertContentLimit } from '../../http/validate.js';
+import { storedMemory, storeMemory } from '../../domain/store.js';
 import { content, metadata } from '../../schemas/fields.js';
 import { StoredMemoryObject } from '../../schemas/objects.js';
 import { runTool, type ToolContext } from '../context.js';
@@ -30,7 +29,6 @@ export function registerRemember(server: McpServer, ctx: ToolContext): void {
     },
     (args) =>
       runTool(ctx, { name: 'remember', scope: 'write', output: StoredMemoryObject }, async () => {
-        assertContentLimit(args.content, ctx.core.config.contentLimitChars);
         const result = await storeMemory(ctx.core, ctx.actor, {
           agentId: ctx.agentId(args.agent_id),
           content: args.content,
@@ -54,7 +52,7 @@ export function registerRemember(server: McpServer, ctx: ToolContext): void {
         const replaced =
           supersedes.length > 0 ? ` It supersedes ${supersedes.length} older conflicting memory(ies).` : '';
         return {
-          data: { ...memory, outcome, ...(supersedes.length > 0 ? { supersedes } : {}) },
+          data: storedMemory(result),
           text: `${what}${replaced} id: ${memory.id}`,
         };
       }),

@@ -1,7 +1,6 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { writeCanon } from '../../domain/canon.js';
-import { assertContentLimit } from '../../http/validate.js';
 import { content, metadata } from '../../schemas/fields.js';
 import { CanonObject } from '../../schemas/objects.js';
 import { runTool, type ToolContext } from '../context.js';
@@ -29,7 +28,6 @@ export function registerWriteCanon(server: McpServer, ctx: ToolContext): void {
     },
     (args) =>
       runTool(ctx, { name: 'write_canon', scope: 'admin', output: CanonOutput }, async () => {
-        assertContentLimit(args.content, ctx.core.config.contentLimitChars);
         const { entry, created } = await writeCanon(ctx.core, ctx.actor, {
           agentId: ctx.agentId(args.agent_id),
           content: args.content,
