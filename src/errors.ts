@@ -88,17 +88,27 @@ export function toProblem(error: AppError): Problem {
   };
 }
 
+/** The SQLSTATE of a driver error: Postgres' own code for what failed. */
+const sqlState = (error: unknown): unknown =>
+  typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+
 /** Postgres SQLSTATEs that mean the client named something that cannot exist. */
 const INVALID_TEXT_REPRESENTATION = '22P02';
 
 export function isInvalidTextRepresentation(error: unknown): boolean {
-  return (
-    typeof error === 'object' && error !== null && (error as { code?: unknown }).code === INVALID_TEXT_REPRESENTATION
-  );
+  return sqlState(error) === INVALID_TEXT_REPRESENTATION;
 }
 
+const UNIQUE_VIOLATION = '23505';
+const FOREIGN_KEY_VIOLATION = '23503';
+
 export function isUniqueViolation(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '23505';
+  return sqlState(error) === UNIQUE_VIOLATION;
+}
+
+/** A row refers to one that is gone, e.g. a subject purged meanwhile. */
+export function isForeignKeyViolation(error: unknown): boolean {
+  return sqlState(error) === FOREIGN_KEY_VIOLATION;
 }
 
 /** A 503 that tells the client when to come back. */

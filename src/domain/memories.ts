@@ -1,4 +1,4 @@
-import { sql, type Selectable } from 'kysely';
+import type { Selectable } from 'kysely';
 import type { z } from 'zod';
 import type { Binding } from '../config.js';
 import type { Db } from '../db/connect.js';
@@ -10,7 +10,7 @@ import { canSeeMemory } from './agent-binding.js';
 import { memoryHistory, recordEvent, type AuditEvent } from './audit.js';
 import { lockAnchor } from './anchors.js';
 import type { Actor, Core } from './core.js';
-import { effectiveConfidence } from './decay.js';
+import { effectiveConfidence, effectiveConfidenceSql } from './decay.js';
 import { contentKey, isUuid } from './text.js';
 
 export type Memory = z.output<typeof MemoryObject>;
@@ -180,10 +180,7 @@ export async function anchorProfile(
     .where('m.anchor_id', '=', anchorId)
     .where('m.binding', '=', 'anchored')
     .where('m.status', '=', 'active')
-    .orderBy(
-      sql`m.confidence * exp(-m.decay_rate * extract(epoch from (${now}::timestamptz - m.last_reinforced_at)) / 86400)`,
-      'desc',
-    )
+    .orderBy(effectiveConfidenceSql(now), 'desc')
     .orderBy('m.id')
     .offset(options.offset)
     .limit(options.limit + 1)

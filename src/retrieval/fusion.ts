@@ -1,4 +1,5 @@
 import type { Binding } from '../config.js';
+import { DAY_MS } from '../domain/time.js';
 
 /**
  * How candidates become a ranking. Each number was chosen on the three LoCoMo dev conversations
@@ -61,8 +62,6 @@ export interface Scored<T> {
   score: number;
   details: ScoreDetails;
 }
-
-const DAY_MS = 86_400_000;
 
 export function recencyFactor(binding: Binding, lastReinforcedAt: Date, now: Date): number {
   if (binding !== 'session' && binding !== 'anchored') return 1;
