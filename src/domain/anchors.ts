@@ -4,7 +4,6 @@ import type { Db } from '../db/connect.js';
 import type { EntitiesTable } from '../db/schema.js';
 import { AppError, notFound } from '../errors.js';
 import type { AnchorObject } from '../schemas/objects.js';
-import type { Core } from './core.js';
 import { decodeTimeIdCursor, toPage, type Page } from './pagination.js';
 import { isUuid, newId } from './text.js';
 
@@ -89,8 +88,8 @@ const CLAIM_ATTEMPTS = 5;
  */
 export async function upsertAnchor(
   db: Db,
-  core: Core,
   tenantId: string,
+  now: Date,
   input: { externalId: string; name?: string | null | undefined; metadata?: Record<string, unknown> | undefined },
 ): Promise<{ id: string; created: boolean }> {
   for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
@@ -103,7 +102,7 @@ export async function upsertAnchor(
         external_id: input.externalId,
         name: input.name ?? null,
         attributes: JSON.stringify(input.metadata ?? {}),
-        created_at: core.clock(),
+        created_at: now,
       })
       .onConflict((oc) => oc.columns(['tenant_id', 'kind', 'external_id']).doNothing())
       .returning('id')
@@ -127,33 +126,45 @@ export interface AnchorRef {
   anchorExternalId?: string | undefined;
 }
 
+/** Whether the subject exists: one index probe, not getAnchor's count of its memories. */
+async function anchorExists(db: Db, tenantId: string, id: string): Promise<boolean> {
+  if (!isUuid(id)) return false;
+  const row = await db
+    .selectFrom('entities')
+    .select('id')
+    .where('tenant_id', '=', tenantId)
+    .where('kind', '=', SUBJECT)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 /**
- * Turns the two ways of naming a subject into one anchor id. `create` is for writers: it makes an
- * unknown external id into a new anchor (stores do, recall never does: there it simply matches
- * nothing) and holds the anchor until the transaction ends (lockAnchor), so that what the writer
- * then adds cannot outlive a purge or slip in half-way through one.
- * Returns undefined when neither is given, null when nothing matches and `create` is off.
+ * Turns the two ways of naming a subject into one anchor id. With `createAt` (writers), an unknown
+ * external id becomes a new anchor created then, and the anchor is held until the transaction ends
+ * (lockAnchor), so that what the writer then adds cannot outlive a purge or slip in half-way through
+ * one. Without it nothing is written, and an unknown external id matches nothing.
+ * Returns undefined when neither is given, null when nothing matches and nothing is created.
  */
 export async function resolveAnchor(
   db: Db,
-  core: Core,
   tenantId: string,
   ref: AnchorRef,
-  create: boolean,
+  options: { createAt?: Date | undefined } = {},
 ): Promise<string | null | undefined> {
+  const now = options.createAt;
   let byId: string | undefined;
   if (ref.anchorId !== undefined) {
-    if (create) {
-      if (!(await lockAnchor(db, tenantId, ref.anchorId))) throw notFound('anchor');
-      byId = ref.anchorId;
-    } else {
-      byId = (await getAnchor(db, tenantId, ref.anchorId)).id;
-    }
+    const found =
+      now !== undefined ? await lockAnchor(db, tenantId, ref.anchorId) : await anchorExists(db, tenantId, ref.anchorId);
+    if (!found) throw notFound('anchor');
+    byId = ref.anchorId;
   }
   if (ref.anchorExternalId === undefined) return byId;
-  const byExternal = create
-    ? (await upsertAnchor(db, core, tenantId, { externalId: ref.anchorExternalId })).id
-    : await findAnchorIdByExternalId(db, tenantId, ref.anchorExternalId);
+  const byExternal =
+    now !== undefined
+      ? (await upsertAnchor(db, tenantId, now, { externalId: ref.anchorExternalId })).id
+      : await findAnchorIdByExternalId(db, tenantId, ref.anchorExternalId);
   if (byId !== undefined && byExternal !== byId) {
     throw new AppError('conflict', 'anchor_id and anchor_external_id name different anchors');
   }

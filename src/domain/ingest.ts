@@ -1,11 +1,11 @@
 import { identityText } from '../beliefs/near-duplicate.js';
-import { AppError } from '../errors.js';
+import { isForeignKeyViolation } from '../errors.js';
 import type { ConversationMessage, ExtractedFact } from '../extraction/extractor.js';
 import { actAs } from './agent-binding.js';
 import { assertContentLimit } from './content-limit.js';
 import { resolveAnchor, type AnchorRef } from './anchors.js';
 import type { Actor, Core } from './core.js';
-import { resolveSession } from './sessions.js';
+import { resolvePlacement, type Placement } from './placement.js';
 import { judgeBatch, prejudgedFor, storedMemory, storeFact, type StoredMemory } from './store.js';
 
 export interface IngestMessage extends ConversationMessage {
@@ -31,35 +31,17 @@ export interface IngestResult {
   skippedMessages: number;
 }
 
-const FOREIGN_KEY_VIOLATION = '23503';
-
-/** Where the facts will go, checked before anything is extracted or stored. */
-interface Target {
-  /** The named anchor; null when an external id names none yet (the first store creates it). */
-  anchorId: string | null | undefined;
-  /** The anchor of the named session, if it has one. */
-  sessionAnchorId: string | null | undefined;
-}
-
 /**
  * The refusals of the store path (API.md §2, §4), up front, so that a refused ingest stores
  * nothing: an unknown session or anchor_id is 404, an ended session 409 session_ended, an anchor
- * and a session of different subjects (or two names of different anchors) 409 conflict.
+ * and a session of different subjects (or two names of different anchors) 409 conflict. The
+ * placement's anchor is null while an external id names none yet (the first store creates it).
  */
-async function checkTarget(core: Core, actor: Actor, input: IngestInput): Promise<Target> {
-  const tenantId = actor.tenantId;
-  const session =
-    input.sessionId !== undefined
-      ? await resolveSession(core.db, tenantId, input.sessionId, input.anchor.anchorId, { mustBeActive: true })
-      : undefined;
-  const named = input.anchor.anchorId !== undefined || input.anchor.anchorExternalId !== undefined;
-  if (!named) return { anchorId: undefined, sessionAnchorId: session?.anchorId };
-  const anchorId = (await resolveAnchor(core.db, core, tenantId, input.anchor, false)) ?? null;
-  // An external id that names no anchor yet would become a new one: never the session's.
-  if (session?.anchorId && session.anchorId !== anchorId) {
-    throw new AppError('conflict', 'the session belongs to another anchor than the one named');
-  }
-  return { anchorId, sessionAnchorId: session?.anchorId };
+async function checkTarget(core: Core, actor: Actor, input: IngestInput): Promise<Placement> {
+  const { placement } = await resolvePlacement(core.db, actor.tenantId, input.anchor, input.sessionId, {
+    mustBeActive: true,
+  });
+  return placement;
 }
 
 async function alreadyIngested(
@@ -90,7 +72,7 @@ async function markIngested(
   core: Core,
   actor: Actor,
   input: IngestInput,
-  target: Target,
+  target: Placement,
   messages: readonly IngestMessage[],
 ): Promise<void> {
   const conversationId = input.conversationId;
@@ -98,10 +80,10 @@ async function markIngested(
   if (conversationId === undefined || ids.length === 0) return;
   // The row must name its subject for a purge to find it: an anchor that no fact has created yet
   // is created here, as a store naming it would.
-  const named = input.anchor.anchorId !== undefined || input.anchor.anchorExternalId !== undefined;
-  const anchorId = named
-    ? (target.anchorId ?? (await resolveAnchor(core.db, core, actor.tenantId, input.anchor, true)) ?? null)
-    : (target.sessionAnchorId ?? null);
+  const anchorId =
+    target.binding === 'anchored' && target.anchorId === null
+      ? ((await resolveAnchor(core.db, actor.tenantId, input.anchor, { createAt: core.clock() })) ?? null)
+      : target.anchorId;
   const now = core.clock();
   try {
     await core.db
@@ -122,7 +104,7 @@ async function markIngested(
       .execute();
   } catch (error) {
     // The subject or session was purged meanwhile, and its memories with it: nothing to record.
-    if ((error as { code?: unknown } | null)?.code === FOREIGN_KEY_VIOLATION) return;
+    if (isForeignKeyViolation(error)) return;
     throw error;
   }
 }

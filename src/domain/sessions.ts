@@ -9,6 +9,7 @@ import { lockAnchor, resolveAnchor, type AnchorRef } from './anchors.js';
 import { recordEvent } from './audit.js';
 import type { Actor, Core } from './core.js';
 import { isUuid, newId } from './text.js';
+import { HOUR_MS } from './time.js';
 
 export type Session = z.output<typeof SessionObject>;
 
@@ -71,7 +72,7 @@ export async function createSession(
   actAs(actor, input.agentId);
   return core.db.transaction().execute(async (trx) => {
     // Holds the subject until the session row is in, so a purge cannot erase it in between.
-    const anchorId = (await resolveAnchor(trx, core, actor.tenantId, input.anchor, true)) ?? null;
+    const anchorId = (await resolveAnchor(trx, actor.tenantId, input.anchor, { createAt: core.clock() })) ?? null;
     const id = newId();
     await trx
       .insertInto('sessions')
@@ -101,7 +102,7 @@ export async function endSession(core: Core, actor: Actor, id: string): Promise<
     if (!row) throw notFound('session');
     if (row.status === 'ended') return toSession(row);
     const endedAt = core.clock();
-    const expiresAt = new Date(endedAt.getTime() + core.config.sessionTtlHours * 3_600_000);
+    const expiresAt = new Date(endedAt.getTime() + core.config.sessionTtlHours * HOUR_MS);
     await trx
       .updateTable('sessions')
       .set({ status: 'ended', ended_at: endedAt, expires_at: expiresAt })

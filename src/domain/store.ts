@@ -3,19 +3,18 @@ import type { Binding } from '../config.js';
 import type { StoredMemoryObject } from '../schemas/objects.js';
 import type { Db } from '../db/connect.js';
 import { cosineDistance } from '../db/vector.js';
-import { AppError, notFound } from '../errors.js';
 import { identityText, sameValues } from '../beliefs/near-duplicate.js';
 import type { ContradictionDetector } from '../beliefs/contradiction-detector.js';
 import { createContradictionDetector } from '../beliefs/detector.js';
 import { actAs } from './agent-binding.js';
 import { assertContentLimit } from './content-limit.js';
-import { findAnchorIdByExternalId, lockAnchor, resolveAnchor, type AnchorRef } from './anchors.js';
+import type { AnchorRef } from './anchors.js';
 import { recordEvent } from './audit.js';
 import type { Actor, Core } from './core.js';
 import { findMemoryRow, insertMemory, toMemory, type Memory, type MemoryRow } from './memories.js';
 import { anchoredOf, inPartition, lockPartition, type Partition } from './partition.js';
 import { recordMention } from './session-memories.js';
-import { resolveSession } from './sessions.js';
+import { placeForStore, resolvePlacement, type Placement } from './placement.js';
 import { newId } from './text.js';
 
 export interface StoreInput {
@@ -56,50 +55,15 @@ export function storedMemory(result: StoreResult): StoredMemory {
 
 /** How many of the partition's nearest memories are weighed as duplicates or contradictions. */
 const CANDIDATES = 8;
+/** Each reinforcement closes this share of the gap between a memory's confidence and 1. */
+const REINFORCEMENT_GAIN = 0.15;
 /** API.md §6: a session memory reinforced this often for its anchor becomes durable. */
 const PROMOTE_AT = 3;
 
-const anchorNamed = (ref: AnchorRef): boolean => ref.anchorId !== undefined || ref.anchorExternalId !== undefined;
-
-/**
- * API.md §4: an anchor makes the memory `anchored` (a session named too is kept as provenance);
- * a session alone makes it `session`, owned by the session's anchor; neither makes it `private`.
- * `create` off resolves without writing or locking (an unknown external id then places nothing);
- * on, it takes the subject's and the session's locks in the order of partition.ts.
- */
-async function place(db: Db, core: Core, actor: Actor, input: StoreInput, create: boolean): Promise<Partition | null> {
-  const tenantId = actor.tenantId;
-  // A session's subject never changes, so it is read unlocked first: the subject must be locked
-  // before the session. A refused store rolls back whatever it created on the way.
-  const peeked =
-    input.sessionId !== undefined
-      ? await resolveSession(db, tenantId, input.sessionId, input.anchor.anchorId, { mustBeActive: false })
-      : undefined;
-  const base = { tenantId, agentId: input.agentId };
-  let anchorId = peeked?.anchorId ?? null;
-  if (anchorNamed(input.anchor)) {
-    const named = create
-      ? await resolveAnchor(db, core, tenantId, input.anchor, true)
-      : (input.anchor.anchorId ?? (await findAnchorIdByExternalId(db, tenantId, input.anchor.anchorExternalId ?? '')));
-    if (!named) return null;
-    if (anchorId && anchorId !== named) {
-      throw new AppError('conflict', 'the session belongs to another anchor than the one named');
-    }
-    anchorId = named;
-  } else if (create && anchorId && !(await lockAnchor(db, tenantId, anchorId))) {
-    // The session's subject was purged, and the session with it.
-    throw notFound('session');
-  }
-  // A writing store holds the session shared, so that an end cannot slip in before the commit.
-  const session =
-    create && input.sessionId !== undefined
-      ? await resolveSession(db, tenantId, input.sessionId, anchorId, { mustBeActive: true })
-      : peeked;
-  if (anchorNamed(input.anchor)) {
-    return { ...base, binding: 'anchored', anchorId, sessionId: session?.sessionId ?? null };
-  }
-  if (session) return { ...base, binding: 'session', anchorId: session.anchorId, sessionId: session.sessionId };
-  return { ...base, binding: 'private', anchorId: null, sessionId: null };
+/** The partition a store into `placement` writes to; null when it names an anchor that does not exist yet. */
+function partitionOf(actor: Actor, agentId: string, placement: Placement): Partition | null {
+  if (placement.binding === 'anchored' && placement.anchorId === null) return null;
+  return { tenantId: actor.tenantId, agentId, ...placement };
 }
 
 interface Candidate {
@@ -144,10 +108,11 @@ export async function storeFact(core: Core, actor: Actor, input: StoreInput): Pr
     (core.contradictions.local ? undefined : await judgeContradictions(core, actor, input, content, embedding));
 
   return core.db.transaction().execute(async (trx) => {
-    const partition = await place(trx, core, actor, input, true);
+    const now = core.clock();
+    const placement = await placeForStore(trx, actor.tenantId, now, input.anchor, input.sessionId);
+    const partition = partitionOf(actor, input.agentId, placement);
     if (!partition) throw new Error('placement with create found no anchor');
     await lockPartition(trx, partition);
-    const now = core.clock();
     const candidates = await nearest(trx, core, partition, embedding, now);
     // The deterministic detector judges here, on exactly the memories the lock protects, and
     // whatever arrived after a model judged.
@@ -202,7 +167,10 @@ async function judgeContradictions(
   content: string,
   embedding: Float32Array,
 ): Promise<Map<string, boolean>> {
-  const partition = await place(core.db, core, actor, input, false);
+  const { placement } = await resolvePlacement(core.db, actor.tenantId, input.anchor, input.sessionId, {
+    mustBeActive: false,
+  });
+  const partition = partitionOf(actor, input.agentId, placement);
   if (!partition) return new Map();
   return verdicts(core.contradictions, content, await nearest(core.db, core, partition, embedding, core.clock()));
 }
@@ -259,7 +227,10 @@ export async function judgeBatch(
 ): Promise<BatchVerdicts | undefined> {
   const detector = core.contradictions;
   if (detector.local || !detector.contradictedMany || facts.length === 0) return undefined;
-  const partition = await place(core.db, core, actor, { ...input, content: '' }, false);
+  const { placement } = await resolvePlacement(core.db, actor.tenantId, input.anchor, input.sessionId, {
+    mustBeActive: false,
+  });
+  const partition = partitionOf(actor, input.agentId, placement);
   const now = core.clock();
   const pools = await Promise.all(
     facts.map(async (fact, i) => {
@@ -366,7 +337,7 @@ async function reinforce(
   const merged = mergedId === undefined ? undefined : await findMemoryRow(trx, actor.tenantId, mergedId);
   const steps = 1 + (merged ? merged.reinforcement_count + 1 : 0);
   let confidence = row.confidence;
-  for (let i = 0; i < steps; i++) confidence += 0.15 * (1 - confidence);
+  for (let i = 0; i < steps; i++) confidence += REINFORCEMENT_GAIN * (1 - confidence);
   const count = row.reinforcement_count + steps;
   // Only a session memory without a twin in the profile comes here to be promoted (profileTwin).
   const promote = row.binding === 'session' && row.anchor_id !== null && count >= PROMOTE_AT;

@@ -5,12 +5,11 @@ import type { Database } from '../db/schema.js';
 import { readScopeStats, type ScopeStats, type ScopeUnit } from '../db/scope-stats.js';
 import { cosineDistance, enableIterativeScan, restoreSorting } from '../db/vector.js';
 import { actAs } from '../domain/agent-binding.js';
-import { resolveAnchor, type AnchorRef } from '../domain/anchors.js';
+import type { AnchorRef } from '../domain/anchors.js';
 import type { Actor, Core } from '../domain/core.js';
 import { MEMORY_COLUMNS, memoriesWithAnchor, toMemory, type Memory, type MemoryRow } from '../domain/memories.js';
-import { resolveSession } from '../domain/sessions.js';
+import { resolvePlacement } from '../domain/placement.js';
 import { effectiveConfidence } from '../domain/decay.js';
-import { AppError } from '../errors.js';
 import { FUSION, fuse, type ScoreDetails } from './fusion.js';
 import { namedSpeakers, SPEAKER_HEAD_CHARS, speakerKey, speakerOf } from './speakers.js';
 
@@ -202,10 +201,18 @@ export function candidatesQuery(
   });
 }
 
-/** How many candidates each side brings: enough that fusion can reorder beyond the cut. */
-const candidateDepth = (limit: number): number => Math.max(50, limit * 4);
+/** Candidates each side brings per result asked for: enough that fusion can reorder beyond the cut. */
+const CANDIDATES_PER_RESULT = 4;
+/** The fewest candidates the subject part brings, and the canon part. */
+const MIN_SUBJECT_DEPTH = 50;
+const MIN_CANON_DEPTH = 10;
+/** API.md §5: canon fills at most this share of the results, so policy never crowds out the subject. */
+const CANON_SHARE = 0.3;
 
-export const canonCap = (limit: number): number => Math.max(1, Math.floor(limit * 0.3));
+const candidateDepth = (limit: number): number => Math.max(MIN_SUBJECT_DEPTH, limit * CANDIDATES_PER_RESULT);
+const canonDepth = (cap: number): number => Math.max(MIN_CANON_DEPTH, cap * CANDIDATES_PER_RESULT);
+
+export const canonCap = (limit: number): number => Math.max(1, Math.floor(limit * CANON_SHARE));
 
 export async function recall(core: Core, actor: Actor, input: RecallInput): Promise<RecallResult[]> {
   // The scope's private part is the named agent's: naming only agents the key may act as keeps
@@ -215,21 +222,15 @@ export async function recall(core: Core, actor: Actor, input: RecallInput): Prom
   if (!embedding) throw new Error('embedder returned no vector');
   const now = core.clock();
   return core.db.transaction().execute(async (trx) => {
-    // Recall never creates an anchor: an unknown external id matches no subject memories.
-    const named = await resolveAnchor(trx, core, actor.tenantId, input.anchor, false);
-    const session = input.sessionId
-      ? await resolveSession(trx, actor.tenantId, input.sessionId, named, { mustBeActive: false })
-      : undefined;
-    const anchorNamed = input.anchor.anchorId !== undefined || input.anchor.anchorExternalId !== undefined;
-    // An unknown external id is still a subject other than the session's: resolveSession only sees ids.
-    if (anchorNamed && named === null && session?.anchorId) {
-      throw new AppError('conflict', 'the session belongs to another anchor than the one named');
-    }
+    // Recall never creates an anchor: an unknown external id matches no subject memories. A session
+    // of a subject brings that subject's durable memories along, unless an anchor was named.
+    const { placement, session } = await resolvePlacement(trx, actor.tenantId, input.anchor, input.sessionId, {
+      mustBeActive: false,
+    });
     const scope: RecallScope = {
       tenantId: actor.tenantId,
       agentId: input.agentId,
-      // A session of a subject brings that subject's durable memories along, unless an anchor was named.
-      anchorId: anchorNamed ? (named ?? null) : (session?.anchorId ?? null),
+      anchorId: placement.anchorId,
       // An expired session's memories are gone even before the sweeper deletes them.
       sessionId: session && !(session.expiresAt && session.expiresAt <= now) ? session.sessionId : null,
       includeSuperseded: input.includeSuperseded,
@@ -247,7 +248,7 @@ export async function recall(core: Core, actor: Actor, input: RecallInput): Prom
         : Promise.resolve([]);
     const subject = await ranked('subject', subjectStats, candidateDepth(input.limit));
     // Most tenants have no canon: its counter says so without a query.
-    const canon = await ranked('canon', canonStats, Math.max(10, cap * 4));
+    const canon = await ranked('canon', canonStats, canonDepth(cap));
     const fetched = [...subject, ...canon];
     const distances = new Map(fetched.map((r) => [r.id, r.distance]));
     const candidates = fetched.filter((r) => r.candidate);

@@ -144,7 +144,7 @@ describe.skipIf(engine !== 'postgres')('a purge racing writes into its subject, 
   it('a store by external id that waits for a purge creates a fresh subject, as a first use does', async () => {
     for (let round = 0; round < ROUNDS; round++) {
       const external = `s-${randomUUID()}`;
-      const anchorId = (await upsertAnchor(core(0).db, core(0), actor.tenantId, { externalId: external })).id;
+      const anchorId = (await upsertAnchor(core(0).db, actor.tenantId, core(0).clock(), { externalId: external })).id;
       const stores = Array.from({ length: 40 }, (_, i) =>
         storeMemory(core(i), actor, {
           agentId: 'a',

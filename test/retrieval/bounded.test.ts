@@ -72,7 +72,7 @@ describe(`recall's cost on ${engine}`, () => {
     tenant = await newTenant(api);
     actor = { tenantId: tenant.tenantId, keyId: newId(), scopes: new Set(['read', 'write', 'admin']) };
     const { core } = api;
-    const anchor = await upsertAnchor(core.db, core, tenant.tenantId, { externalId: 'big-subject' });
+    const anchor = await upsertAnchor(core.db, tenant.tenantId, core.clock(), { externalId: 'big-subject' });
     const now = core.clock();
     const sessions = Array.from({ length: SESSIONS }, () => newId());
     await core.db

@@ -154,10 +154,10 @@ describe(`recall at scale on ${engine}`, () => {
     const started = Date.now();
     const rows: Row[] = [];
     for (let s = 0; s < SUBJECTS; s++) {
-      const { id } = await upsertAnchor(core.db, core, tenant.tenantId, { externalId: `subject-${s}` });
+      const { id } = await upsertAnchor(core.db, tenant.tenantId, core.clock(), { externalId: `subject-${s}` });
       for (let k = 0; k < PER_SUBJECT; k++) rows.push({ anchorId: id, agentId: 'agent-1', content: sentence(8) });
     }
-    smallAnchor = (await upsertAnchor(core.db, core, tenant.tenantId, { externalId: SMALL_SUBJECT })).id;
+    smallAnchor = (await upsertAnchor(core.db, tenant.tenantId, core.clock(), { externalId: SMALL_SUBJECT })).id;
     const privateRows = Array.from({ length: PRIVATE }, () => ({
       anchorId: null,
       agentId: BULK_AGENT,

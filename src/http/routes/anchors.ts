@@ -21,7 +21,7 @@ export const anchorRoutes = [
       200: { description: 'Already existed, returned unchanged', schema: AnchorObject },
     },
     handle: async ({ core, actor, body }) => {
-      const { id, created } = await upsertAnchor(core.db, core, actor.tenantId, {
+      const { id, created } = await upsertAnchor(core.db, actor.tenantId, core.clock(), {
         externalId: body.anchor_external_id,
         name: body.name,
         metadata: body.metadata,
