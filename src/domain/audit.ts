@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import type { Db } from '../db/connect.js';
 import type { AuditEventsTable } from '../db/schema.js';
 import type { AuditEventObject } from '../schemas/objects.js';
-import type { Actor, Core } from './core.js';
+import type { Actor } from './core.js';
 import { decodeCursor, toPage, type Page } from './pagination.js';
 import { isUuid, newId } from './text.js';
 
@@ -39,13 +39,13 @@ export interface AuditInput {
 export type AuditEvent = z.output<typeof AuditEventObject>;
 
 /** Written inside the transaction of the mutation it records, so one never lands without the other. */
-export async function recordEvent(trx: Db, core: Core, actor: Actor, input: AuditInput): Promise<void> {
+export async function recordEvent(trx: Db, actor: Actor, at: Date, input: AuditInput): Promise<void> {
   await trx
     .insertInto('audit_events')
     .values({
       tenant_id: actor.tenantId,
       id: newId(),
-      at: core.clock(),
+      at,
       action: input.action,
       memory_id: input.memoryId ?? null,
       anchor_id: input.anchorId ?? null,

@@ -57,20 +57,24 @@ export async function writeCanon(
       const now = core.clock();
       const id = newId();
       // Stored as its normalized form, so the unique index and later writes see one text.
-      await insertMemory(trx, core, {
-        tenantId: actor.tenantId,
-        id,
-        agentId: input.agentId,
-        content: key,
-        binding: 'canon',
-        anchorId: null,
-        sessionId: null,
-        confidence: 1,
-        metadata: input.metadata,
-        embedding,
-        now,
-      });
-      await recordEvent(trx, core, actor, {
+      await insertMemory(
+        trx,
+        {
+          tenantId: actor.tenantId,
+          id,
+          agentId: input.agentId,
+          content: key,
+          binding: 'canon',
+          anchorId: null,
+          sessionId: null,
+          confidence: 1,
+          metadata: input.metadata,
+          embedding,
+          now,
+        },
+        { decayPerDay: core.config.decayPerDay, embedderId: core.embedder.id },
+      );
+      await recordEvent(trx, actor, core.clock(), {
         action: 'canon_written',
         agentId: input.agentId,
         memoryId: id,
@@ -124,7 +128,7 @@ export async function deleteCanon(core: Core, actor: Actor, id: string): Promise
   await core.db.transaction().execute(async (trx) => {
     const entry = await getCanon(trx, actor.tenantId, id);
     await trx.deleteFrom('memories').where('tenant_id', '=', actor.tenantId).where('id', '=', id).execute();
-    await recordEvent(trx, core, actor, {
+    await recordEvent(trx, actor, core.clock(), {
       action: 'canon_deleted',
       agentId: entry.agent_id,
       memoryId: id,

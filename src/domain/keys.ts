@@ -54,8 +54,8 @@ const toView = (r: KeyRow): ApiKeyView => ({
 /** Inserts a key row in the caller's transaction; the plaintext is returned once and never stored. */
 export async function insertKey(
   trx: Db,
-  core: Core,
   tenantId: string,
+  now: Date,
   name: string,
   scopes: readonly Scope[],
   agentIds: readonly string[] | null = null,
@@ -73,7 +73,7 @@ export async function insertKey(
       scopes: ordered,
       // Each agent once, in the order given.
       agent_ids: agentIds === null ? null : [...new Set(agentIds)],
-      created_at: core.clock(),
+      created_at: now,
     })
     .returning(KEY_COLUMNS)
     .executeTakeFirstOrThrow();
@@ -89,9 +89,9 @@ export async function createKey(
 ): Promise<{ view: ApiKeyView; apiKey: string }> {
   assertCanGrant(actor, agentIds);
   return core.db.transaction().execute(async (trx) => {
-    const created = await insertKey(trx, core, actor.tenantId, name, scopes, agentIds);
+    const created = await insertKey(trx, actor.tenantId, core.clock(), name, scopes, agentIds);
     const bound = created.view.agent_ids;
-    await recordEvent(trx, core, actor, {
+    await recordEvent(trx, actor, core.clock(), {
       action: 'key_created',
       changes: { key_id: created.view.id, scopes: created.view.scopes, ...(bound ? { agent_ids: bound } : {}) },
     });
@@ -132,7 +132,7 @@ export async function revokeKey(core: Core, actor: Actor, keyId: string): Promis
       .where('tenant_id', '=', actor.tenantId)
       .where('id', '=', keyId)
       .execute();
-    await recordEvent(trx, core, actor, { action: 'key_revoked', changes: { key_id: keyId } });
+    await recordEvent(trx, actor, core.clock(), { action: 'key_revoked', changes: { key_id: keyId } });
   });
 }
 

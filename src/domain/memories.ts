@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { z } from 'zod';
-import type { Binding } from '../config.js';
+import type { Binding, Config } from '../config.js';
 import type { Db } from '../db/connect.js';
 import type { MemoriesTable } from '../db/schema.js';
 import { vectorParam } from '../db/vector.js';
@@ -118,7 +118,11 @@ export interface NewMemory {
 }
 
 /** The one insert of a memory row, canon included: the decay rate follows the binding. */
-export async function insertMemory(trx: Db, core: Core, m: NewMemory): Promise<void> {
+export async function insertMemory(
+  trx: Db,
+  m: NewMemory,
+  setup: { decayPerDay: Config['decayPerDay']; embedderId: string },
+): Promise<void> {
   await trx
     .insertInto('memories')
     .values({
@@ -131,11 +135,11 @@ export async function insertMemory(trx: Db, core: Core, m: NewMemory): Promise<v
       anchor_id: m.anchorId,
       session_id: m.sessionId,
       confidence: m.confidence,
-      decay_rate: core.config.decayPerDay[m.binding],
+      decay_rate: setup.decayPerDay[m.binding],
       superseded_by: null,
       metadata: JSON.stringify(m.metadata ?? {}),
       embedding: vectorParam(m.embedding),
-      embedder: core.embedder.id,
+      embedder: setup.embedderId,
       created_at: m.now,
       updated_at: m.now,
       last_reinforced_at: m.now,
@@ -155,7 +159,7 @@ export async function deleteMemory(core: Core, actor: Actor, id: string): Promis
       throw new AppError('conflict', 'canon entries are deleted through DELETE /v1/canon/{id} with an admin key');
     }
     await trx.deleteFrom('memories').where('tenant_id', '=', actor.tenantId).where('id', '=', id).execute();
-    await recordEvent(trx, core, actor, {
+    await recordEvent(trx, actor, core.clock(), {
       action: 'deleted',
       agentId: row.agent_id,
       memoryId: id,

@@ -48,7 +48,7 @@ export async function purgeAnchor(core: Core, actor: Actor, anchorId: string): P
       memories: Number(memories.numAffectedRows ?? 0),
       sessions: Number(sessions.numDeletedRows),
     };
-    await recordEvent(trx, core, actor, {
+    await recordEvent(trx, actor, core.clock(), {
       action: 'anchor_purged',
       anchorId,
       changes: { memories: deleted.memories, sessions: deleted.sessions },

@@ -109,7 +109,7 @@ export async function endSession(core: Core, actor: Actor, id: string): Promise<
       .where('tenant_id', '=', actor.tenantId)
       .where('id', '=', id)
       .execute();
-    await recordEvent(trx, core, actor, {
+    await recordEvent(trx, actor, core.clock(), {
       action: 'session_ended',
       agentId: row.agent_id,
       sessionId: id,

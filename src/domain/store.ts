@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { Binding } from '../config.js';
+import type { Binding, Config } from '../config.js';
 import type { StoredMemoryObject } from '../schemas/objects.js';
 import type { Db } from '../db/connect.js';
 import { cosineDistance } from '../db/vector.js';
@@ -72,8 +72,14 @@ interface Candidate {
   distance: number;
 }
 
-async function nearest(db: Db, core: Core, p: Partition, embedding: Float32Array, now: Date): Promise<Candidate[]> {
-  const distance = cosineDistance(core.embedder.dimensions, embedding);
+async function nearest(
+  db: Db,
+  p: Partition,
+  dimensions: number,
+  embedding: Float32Array,
+  now: Date,
+): Promise<Candidate[]> {
+  const distance = cosineDistance(dimensions, embedding);
   return db
     .selectFrom('memories as m')
     .select(['m.id', 'm.content', distance.as('distance')])
@@ -107,40 +113,53 @@ export async function storeFact(core: Core, actor: Actor, input: StoreInput): Pr
     input.prejudged ??
     (core.contradictions.local ? undefined : await judgeContradictions(core, actor, input, content, embedding));
 
+  // The transaction sees plain values, never core: core.db inside it would deadlock PGlite's one
+  // connection and escape the transaction on Postgres.
+  const { clock, config } = core;
+  const dims = core.embedder.dimensions;
+  const threshold = core.embedder.nearDuplicateThreshold;
+  const embedderId = core.embedder.id;
+  // A model never judges under the lock: its verdicts came before (prejudged), the rest is deterministic.
+  const underLock = core.contradictions.local ? core.contradictions : deterministic;
   return core.db.transaction().execute(async (trx) => {
-    const now = core.clock();
+    const now = clock();
     const placement = await placeForStore(trx, actor.tenantId, now, input.anchor, input.sessionId);
     const partition = partitionOf(actor, input.agentId, placement);
     if (!partition) throw new Error('placement with create found no anchor');
     await lockPartition(trx, partition);
-    const candidates = await nearest(trx, core, partition, embedding, now);
+    const candidates = await nearest(trx, partition, dims, embedding, now);
     // The deterministic detector judges here, on exactly the memories the lock protects, and
     // whatever arrived after a model judged.
     const judged = prejudged
       ? await withLateArrivals(prejudged, content, candidates)
-      : await verdicts(core.contradictions, content, candidates);
-    const duplicate = await findDuplicate(core, content, candidates, judged);
-    const twin = await profileTwin(trx, core, partition, content, embedding, now);
-    if (twin) return reinforce(trx, core, actor, partition, twin.id, now, duplicate?.id);
-    if (duplicate) return reinforce(trx, core, actor, partition, duplicate.id, now);
+      : await verdicts(underLock, content, candidates);
+    const duplicate = await findDuplicate(content, candidates, judged, threshold, underLock);
+    const twin = await profileTwin(trx, partition, dims, content, embedding, now);
+    const decayPerDay = config.decayPerDay;
+    if (twin) return reinforce(trx, actor, partition, decayPerDay, twin.id, now, duplicate?.id);
+    if (duplicate) return reinforce(trx, actor, partition, decayPerDay, duplicate.id, now);
 
     const id = newId();
     // Only what was judged and is still active here is superseded.
     const supersedes = candidates.filter((c) => judged.get(c.id) === true).map((c) => c.id);
-    await insertMemory(trx, core, {
-      tenantId: actor.tenantId,
-      id,
-      agentId: input.agentId,
-      content,
-      binding: partition.binding,
-      anchorId: partition.anchorId,
-      sessionId: partition.sessionId,
-      confidence: core.config.initialConfidence,
-      metadata: input.metadata,
-      embedding,
-      now,
-    });
-    await recordEvent(trx, core, actor, {
+    await insertMemory(
+      trx,
+      {
+        tenantId: actor.tenantId,
+        id,
+        agentId: input.agentId,
+        content,
+        binding: partition.binding,
+        anchorId: partition.anchorId,
+        sessionId: partition.sessionId,
+        confidence: config.initialConfidence,
+        metadata: input.metadata,
+        embedding,
+        now,
+      },
+      { decayPerDay: config.decayPerDay, embedderId },
+    );
+    await recordEvent(trx, actor, now, {
       action: 'created',
       agentId: input.agentId,
       memoryId: id,
@@ -148,11 +167,11 @@ export async function storeFact(core: Core, actor: Actor, input: StoreInput): Pr
       sessionId: partition.sessionId,
       changes: {
         binding: partition.binding,
-        confidence: core.config.initialConfidence,
+        confidence: config.initialConfidence,
         ...(supersedes.length > 0 ? { supersedes: supersedes.length } : {}),
       },
     });
-    for (const oldId of supersedes) await supersede(trx, core, actor, partition, oldId, id, now);
+    for (const oldId of supersedes) await supersede(trx, actor, partition, oldId, id, now);
     const row = await findMemoryRow(trx, actor.tenantId, id);
     if (!row) throw new Error('memory vanished after insert');
     return { memory: toMemory(row, now), outcome: 'created' as const, supersedes };
@@ -172,7 +191,8 @@ async function judgeContradictions(
   });
   const partition = partitionOf(actor, input.agentId, placement);
   if (!partition) return new Map();
-  return verdicts(core.contradictions, content, await nearest(core.db, core, partition, embedding, core.clock()));
+  const candidates = await nearest(core.db, partition, core.embedder.dimensions, embedding, core.clock());
+  return verdicts(core.contradictions, content, candidates);
 }
 
 /** Not a model: what judges under the lock whatever a model's verdicts do not cover. */
@@ -235,7 +255,7 @@ export async function judgeBatch(
   const pools = await Promise.all(
     facts.map(async (fact, i) => {
       const identity = identityText(fact.content);
-      const stored = partition ? await nearest(core.db, core, partition, fact.embedding, now) : [];
+      const stored = partition ? await nearest(core.db, partition, core.embedder.dimensions, fact.embedding, now) : [];
       const earlier = facts
         .slice(0, i)
         .map((e, j) => ({ id: String(j), content: e.content, distance: 1 - dot(fact.embedding, e.embedding) }));
@@ -278,20 +298,19 @@ function dot(a: Float32Array, b: Float32Array): number {
 
 /** The same text up to case and punctuation, or near-identical with the same values and no objection. */
 async function findDuplicate(
-  core: Core,
   content: string,
   candidates: Candidate[],
   judged: Map<string, boolean>,
+  threshold: number,
+  detector: ContradictionDetector,
 ): Promise<Candidate | undefined> {
   const identity = identityText(content);
   const exact = candidates.find((c) => identityText(c.content) === identity);
   if (exact) return exact;
-  const threshold = core.embedder.nearDuplicateThreshold;
   for (const c of candidates) {
     if (1 - c.distance < threshold || !sameValues(content, c.content)) continue;
     // A memory that arrived after judging gets its verdict now, so nothing skips the check.
-    const contradicted =
-      judged.get(c.id) ?? (await core.contradictions.contradicted(content, [c.content]))[0]?.contradicts;
+    const contradicted = judged.get(c.id) ?? (await detector.contradicted(content, [c.content]))[0]?.contradicts;
     if (!contradicted) return c;
   }
   return undefined;
@@ -305,15 +324,15 @@ async function findDuplicate(
  */
 async function profileTwin(
   trx: Db,
-  core: Core,
   partition: Partition,
+  dimensions: number,
   content: string,
   embedding: Float32Array,
   now: Date,
 ): Promise<Candidate | undefined> {
   if (partition.binding !== 'session' || !partition.anchorId) return undefined;
   const identity = identityText(content);
-  const profile = await nearest(trx, core, anchoredOf(partition), embedding, now);
+  const profile = await nearest(trx, anchoredOf(partition), dimensions, embedding, now);
   return profile.find((c) => identityText(c.content) === identity);
 }
 
@@ -325,9 +344,9 @@ async function profileTwin(
  */
 async function reinforce(
   trx: Db,
-  core: Core,
   actor: Actor,
   partition: Partition,
+  decayPerDay: Config['decayPerDay'],
   id: string,
   now: Date,
   mergedId?: string,
@@ -350,7 +369,7 @@ async function reinforce(
       last_reinforced_at: now,
       updated_at: now,
       binding,
-      decay_rate: core.config.decayPerDay[binding],
+      decay_rate: decayPerDay[binding],
     })
     .where('tenant_id', '=', actor.tenantId)
     .where('id', '=', id)
@@ -361,7 +380,7 @@ async function reinforce(
     await recordMention(trx, actor.tenantId, id, partition.sessionId);
   }
   const event = { agentId: partition.agentId, memoryId: id, anchorId: row.anchor_id, sessionId: partition.sessionId };
-  await recordEvent(trx, core, actor, {
+  await recordEvent(trx, actor, now, {
     ...event,
     action: 'reinforced',
     changes: {
@@ -373,13 +392,13 @@ async function reinforce(
     },
   });
   if (promote) {
-    await recordEvent(trx, core, actor, {
+    await recordEvent(trx, actor, now, {
       ...event,
       action: 'promoted',
       changes: { binding_before: 'session', binding: 'anchored', reinforcement_count: count },
     });
   }
-  if (merged) await markMerged(trx, core, actor, partition, merged, id, now);
+  if (merged) await markMerged(trx, actor, partition, merged, id, now);
   const updated = await findMemoryRow(trx, actor.tenantId, id);
   if (!updated) throw new Error('memory vanished after reinforcement');
   return { memory: toMemory(updated, now), outcome: promote ? 'promoted' : 'reinforced', supersedes: [] };
@@ -387,7 +406,6 @@ async function reinforce(
 
 async function markMerged(
   trx: Db,
-  core: Core,
   actor: Actor,
   partition: Partition,
   copy: MemoryRow,
@@ -400,7 +418,7 @@ async function markMerged(
     .where('tenant_id', '=', actor.tenantId)
     .where('id', '=', copy.id)
     .execute();
-  await recordEvent(trx, core, actor, {
+  await recordEvent(trx, actor, now, {
     action: 'merged',
     agentId: partition.agentId,
     memoryId: copy.id,
@@ -412,7 +430,6 @@ async function markMerged(
 
 async function supersede(
   trx: Db,
-  core: Core,
   actor: Actor,
   partition: Partition,
   oldId: string,
@@ -427,7 +444,7 @@ async function supersede(
     .where('tenant_id', '=', actor.tenantId)
     .where('id', '=', oldId)
     .execute();
-  await recordEvent(trx, core, actor, {
+  await recordEvent(trx, actor, now, {
     action: 'superseded',
     agentId: partition.agentId,
     memoryId: oldId,

@@ -48,19 +48,14 @@ async function sweepSession(core: Core, due: DueSession): Promise<number | null>
       .returning(['m.id', 'm.agent_id', 'm.anchor_id', 'm.session_id', 'm.confidence'])
       .execute();
     for (const row of rows) {
-      await recordEvent(
-        trx,
-        core,
-        { tenantId: due.tenant_id, keyId: null, scopes: new Set() },
-        {
-          action: 'expired',
-          agentId: row.agent_id,
-          memoryId: row.id,
-          anchorId: row.anchor_id,
-          sessionId: row.session_id,
-          changes: { binding: 'session', confidence: row.confidence },
-        },
-      );
+      await recordEvent(trx, { tenantId: due.tenant_id, keyId: null, scopes: new Set() }, core.clock(), {
+        action: 'expired',
+        agentId: row.agent_id,
+        memoryId: row.id,
+        anchorId: row.anchor_id,
+        sessionId: row.session_id,
+        changes: { binding: 'session', confidence: row.confidence },
+      });
     }
     return rows.length;
   });

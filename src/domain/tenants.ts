@@ -16,13 +16,11 @@ export async function createTenant(core: Core, orgName: string): Promise<Created
     return await core.db.transaction().execute(async (trx) => {
       const tenantId = newId();
       await trx.insertInto('tenants').values({ id: tenantId, org_name: orgName, created_at: core.clock() }).execute();
-      const { view, apiKey } = await insertKey(trx, core, tenantId, 'setup', SCOPES);
-      await recordEvent(
-        trx,
-        core,
-        { tenantId, keyId: view.id, scopes: new Set(SCOPES) },
-        { action: 'key_created', changes: { key_id: view.id, scopes: view.scopes } },
-      );
+      const { view, apiKey } = await insertKey(trx, tenantId, core.clock(), 'setup', SCOPES);
+      await recordEvent(trx, { tenantId, keyId: view.id, scopes: new Set(SCOPES) }, core.clock(), {
+        action: 'key_created',
+        changes: { key_id: view.id, scopes: view.scopes },
+      });
       return { tenantId, apiKey, keyId: view.id };
     });
   } catch (error) {

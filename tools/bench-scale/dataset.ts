@@ -54,7 +54,7 @@ export async function prepareDataset(
         `built in ${marker.load_seconds} s load, ${marker.index_seconds} s HNSW index, ${marker.analyze_seconds} s ANALYZE`,
       );
     }
-    const { apiKey } = await insertKey(core.db, core, marker.tenant_id, 'bench-scale', ['read', 'write']);
+    const { apiKey } = await insertKey(core.db, marker.tenant_id, core.clock(), 'bench-scale', ['read', 'write']);
     return { marker, engine: running.engine, built: !fits || options.rebuild, apiKey };
   } finally {
     await running.close();
