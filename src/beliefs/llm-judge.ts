@@ -1,8 +1,8 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { Logger } from 'pino';
-import { startDeadline } from '../deadline.js';
-import { createAnthropicClient, escapeTags, failureOf, MalformedAnswer } from '../llm/anthropic.js';
+import { createAnthropicClient, escapeTags, failureOf } from '../llm/anthropic.js';
 import { CircuitOpen, type LlmBreaker } from '../llm/breaker.js';
+import { callTool, ToolCallFailed } from '../llm/tool-call.js';
 
 /**
  * Judges which candidate memories a new memory contradicts, in one call. null means "no answer"
@@ -212,36 +212,25 @@ export function createClaudeJudge(options: ClaudeJudgeOptions): ContradictionJud
    */
   async function ask<T>(
     budgetMs: number,
-    request: Anthropic.MessageCreateParamsNonStreaming,
-    read: (message: Anthropic.Message) => T | undefined,
+    request: { maxTokens: number; system: string; tool: Anthropic.Tool; prompt: string },
+    read: (input: unknown) => T | undefined,
     described: Record<string, number>,
   ): Promise<T | null> {
     const started = Date.now();
-    const deadline = startDeadline(budgetMs);
-    const call = async (): Promise<T> => {
-      const answer = read(await client.messages.create(request, { signal: deadline.signal }));
-      if (answer === undefined) throw new MalformedAnswer();
-      return answer;
-    };
     try {
-      const answer = await (breaker ? breaker.run('judge', call) : call());
+      const answer = await callTool({ client, breaker, purpose: 'judge', budgetMs, model, ...request, read });
       log.debug({ event: 'contradiction_judged', ...described, ms: Date.now() - started }, 'judged by the model');
       return answer;
     } catch (error) {
       breaker?.fellBack('judge');
-      const failure = { event: 'contradiction_judge_failed', ...failureOf(error, deadline.hit()), ...described };
-      if (error instanceof CircuitOpen) log.debug(failure, 'the model is skipped; the heuristic decides');
-      else log.warn({ ...failure, ms: Date.now() - started }, 'contradiction judge failed; the heuristic decides');
+      const reason = error instanceof ToolCallFailed ? error.failure : failureOf(error, false);
+      const failure = { event: 'contradiction_judge_failed', ...reason, ...described };
+      if (error instanceof ToolCallFailed && error.cause instanceof CircuitOpen) {
+        log.debug(failure, 'the model is skipped; the heuristic decides');
+      } else log.warn({ ...failure, ms: Date.now() - started }, 'contradiction judge failed; the heuristic decides');
       return null;
-    } finally {
-      deadline.clear();
     }
   }
-
-  const toolInput = (message: Anthropic.Message, name: string): unknown => {
-    const call = message.content.find((block) => block.type === 'tool_use' && block.name === name);
-    return call && 'input' in call ? call.input : undefined;
-  };
 
   return {
     async judge(newer, candidates) {
@@ -250,15 +239,13 @@ export function createClaudeJudge(options: ClaudeJudgeOptions): ContradictionJud
       return ask(
         timeoutMs,
         {
-          model,
           // The answer is a short list of indices; room for every index, and then some.
-          max_tokens: Math.min(4096, 128 + 8 * candidates.length),
+          maxTokens: Math.min(4096, 128 + 8 * candidates.length),
           system: SYSTEM_PROMPT,
-          tools: [reportTool(candidates.length)],
-          tool_choice: { type: 'tool', name: REPORT_TOOL, disable_parallel_tool_use: true },
-          messages: [{ role: 'user', content: renderPrompt(newer, candidates) }],
+          tool: reportTool(candidates.length),
+          prompt: renderPrompt(newer, candidates),
         },
-        (message) => verdictsFrom(toolInput(message, REPORT_TOOL), candidates.length),
+        (input) => verdictsFrom(input, candidates.length),
         { candidates: candidates.length },
       );
     },
@@ -273,14 +260,12 @@ export function createClaudeJudge(options: ClaudeJudgeOptions): ContradictionJud
         const verdicts = await ask(
           batchTimeoutMs,
           {
-            model,
-            max_tokens: Math.min(8192, 256 + 16 * total),
+            maxTokens: Math.min(8192, 256 + 16 * total),
             system: BATCH_SYSTEM_PROMPT,
-            tools: [batchReportTool(chunk.items)],
-            tool_choice: { type: 'tool', name: BATCH_REPORT_TOOL, disable_parallel_tool_use: true },
-            messages: [{ role: 'user', content: renderBatchPrompt(chunk.items) }],
+            tool: batchReportTool(chunk.items),
+            prompt: renderBatchPrompt(chunk.items),
           },
-          (message) => batchVerdictsFrom(toolInput(message, BATCH_REPORT_TOOL), chunk.items),
+          (input) => batchVerdictsFrom(input, chunk.items),
           { items: chunk.items.length, candidates: total },
         );
         if (!verdicts) break;

@@ -1,8 +1,8 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { Logger } from 'pino';
-import { createAnthropicClient, escapeAttribute, escapeTags, failureOf, MalformedAnswer } from '../llm/anthropic.js';
-import { startDeadline } from '../deadline.js';
+import { createAnthropicClient, escapeAttribute, escapeTags, failureOf } from '../llm/anthropic.js';
 import type { LlmBreaker } from '../llm/breaker.js';
+import { callTool, ToolCallFailed } from '../llm/tool-call.js';
 import {
   FACT_KINDS,
   type ConversationMessage,
@@ -177,34 +177,25 @@ export function createClaudeExtractor(options: ClaudeExtractorOptions): Extracto
     // Only what users say becomes a fact; a batch of assistant and system turns needs no call.
     if (!batch.messages.some((m) => m.role === 'user')) return [];
     const count = batch.messages.length;
-    const deadline = startDeadline(timeoutMs, stop);
-    const call = async (): Promise<ExtractedFact[]> => {
-      const message = await client.messages.create(
-        {
-          model,
-          // Room for a few facts per message, within what every current model may answer.
-          max_tokens: Math.min(8192, 512 + 64 * count),
-          system: SYSTEM_PROMPT,
-          tools: [recordTool(count, maxFactChars)],
-          tool_choice: { type: 'tool', name: RECORD_TOOL, disable_parallel_tool_use: true },
-          messages: [{ role: 'user', content: renderPrompt(batch.messages) }],
-        },
-        { signal: deadline.signal },
-      );
-      // A cut-off answer may parse and still miss facts: it is no answer.
-      if (message.stop_reason === 'max_tokens') throw new MalformedAnswer();
-      const use = message.content.find((block) => block.type === 'tool_use' && block.name === RECORD_TOOL);
-      const facts = use && 'input' in use ? factsFrom(use.input, count, maxFactChars) : undefined;
-      if (!facts) throw new MalformedAnswer();
-      return facts.map((f) => ({ ...f, message: f.message + batch.offset }));
-    };
     try {
-      // A batch stopped because another failed is no failure of the model.
-      return await (breaker ? breaker.run('extract', call, stop) : call());
+      const facts = await callTool({
+        client,
+        breaker,
+        purpose: 'extract',
+        budgetMs: timeoutMs,
+        stop,
+        model,
+        // Room for a few facts per message, within what every current model may answer.
+        maxTokens: Math.min(8192, 512 + 64 * count),
+        system: SYSTEM_PROMPT,
+        tool: recordTool(count, maxFactChars),
+        prompt: renderPrompt(batch.messages),
+        read: (input) => factsFrom(input, count, maxFactChars),
+      });
+      return facts.map((f) => ({ ...f, message: f.message + batch.offset }));
     } catch (error) {
-      throw new ExtractionFailed(failureOf(error, deadline.hit()));
-    } finally {
-      deadline.clear();
+      // A batch stopped because another failed is no failure of the model (the breaker knows).
+      throw new ExtractionFailed(error instanceof ToolCallFailed ? error.failure : failureOf(error, false));
     }
   }
 
