@@ -92,13 +92,6 @@ export function toProblem(error: AppError): Problem {
 const sqlState = (error: unknown): unknown =>
   typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
 
-/** Postgres SQLSTATEs that mean the client named something that cannot exist. */
-const INVALID_TEXT_REPRESENTATION = '22P02';
-
-export function isInvalidTextRepresentation(error: unknown): boolean {
-  return sqlState(error) === INVALID_TEXT_REPRESENTATION;
-}
-
 const UNIQUE_VIOLATION = '23505';
 const FOREIGN_KEY_VIOLATION = '23503';
 

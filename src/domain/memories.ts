@@ -11,6 +11,7 @@ import { memoryHistory, recordEvent, type AuditEvent } from './audit.js';
 import { lockAnchor } from './anchors.js';
 import type { Actor, Core } from './core.js';
 import { effectiveConfidence, effectiveConfidenceSql } from './decay.js';
+import { decodeOffsetCursor, encodeOffsetCursor } from './pagination.js';
 import { contentKey, isUuid } from './text.js';
 
 export type Memory = z.output<typeof MemoryObject>;
@@ -175,8 +176,9 @@ export async function anchorProfile(
   core: Core,
   tenantId: string,
   anchorId: string,
-  options: { limit: number; offset: number },
-): Promise<{ memories: Memory[]; more: boolean }> {
+  options: { limit: number; cursor?: string | undefined },
+): Promise<{ memories: Memory[]; more: boolean; nextCursor: string | null }> {
+  const offset = decodeOffsetCursor(options.cursor);
   const now = core.clock();
   const rows = await memoriesWithAnchor(core.db)
     .select(MEMORY_COLUMNS)
@@ -186,8 +188,13 @@ export async function anchorProfile(
     .where('m.status', '=', 'active')
     .orderBy(effectiveConfidenceSql(now), 'desc')
     .orderBy('m.id')
-    .offset(options.offset)
+    .offset(offset)
     .limit(options.limit + 1)
     .execute();
-  return { memories: rows.slice(0, options.limit).map((r) => toMemory(r, now)), more: rows.length > options.limit };
+  const more = rows.length > options.limit;
+  return {
+    memories: rows.slice(0, options.limit).map((r) => toMemory(r, now)),
+    more,
+    nextCursor: more ? encodeOffsetCursor(offset + options.limit) : null,
+  };
 }

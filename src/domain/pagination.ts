@@ -43,6 +43,17 @@ export function decodeTimeIdCursor(cursor: string): [string, string] {
   return [at, id];
 }
 
+/**
+ * A cursor for a list ranked by something that changes as time passes (decayed confidence): a
+ * position, not a key. decodeCursor keeps it a safe non-negative integer, so a forged huge offset
+ * never reaches Postgres (which answers it with an out-of-range error).
+ */
+export function decodeOffsetCursor(cursor: string | undefined): number {
+  return cursor ? Number(decodeCursor(cursor, ['number'])[0]) : 0;
+}
+
+export const encodeOffsetCursor = (offset: number): string => encodeCursor([offset]);
+
 export interface Page<T> {
   items: T[];
   nextCursor: string | null;

@@ -78,7 +78,7 @@ export function registerMemoryResources(server: McpServer, ctx: ToolContext): vo
         const anchorId = externalId ? await findAnchorIdByExternalId(core.db, actor.tenantId, externalId) : null;
         if (!anchorId) throw resourceNotFound(uri.href);
         const anchor = await getAnchor(core.db, actor.tenantId, anchorId);
-        const profile = await anchorProfile(core, actor.tenantId, anchorId, { limit: PROFILE_LIMIT, offset: 0 });
+        const profile = await anchorProfile(core, actor.tenantId, anchorId, { limit: PROFILE_LIMIT });
         return json(uri, { anchor, memories: profile.memories, truncated: profile.more });
       }),
   );

@@ -3,7 +3,6 @@ import { getAnchor, listAnchors, upsertAnchor } from '../../domain/anchors.js';
 import { anchorProfile } from '../../domain/memories.js';
 import { purgeAnchor } from '../../domain/purge.js';
 import { AppError } from '../../errors.js';
-import { decodeCursor, encodeCursor, invalidCursor } from '../../domain/pagination.js';
 import { CreateAnchorBody, IdParams, ListAnchorsQuery, PageQuery, PurgeQuery } from '../../schemas/inputs.js';
 import { AnchorObject, listOf, MemoryObject, ProblemObject } from '../../schemas/objects.js';
 import { route } from '../route.js';
@@ -79,17 +78,13 @@ export const anchorRoutes = [
     },
     handle: async ({ core, actor, params, query }) => {
       const anchor = await getAnchor(core.db, actor.tenantId, params.id);
-      // Ranked by a confidence that decays as time passes, so the cursor is a position, not a key.
-      const offset = query.cursor ? Number(decodeCursor(query.cursor, ['number'])[0]) : 0;
-      // A safe integer, or Postgres answers a forged huge offset with an out-of-range error (a 500).
-      if (!Number.isSafeInteger(offset) || offset < 0) throw invalidCursor();
-      const page = await anchorProfile(core, actor.tenantId, anchor.id, { limit: query.limit, offset });
+      const page = await anchorProfile(core, actor.tenantId, anchor.id, { limit: query.limit, cursor: query.cursor });
       return {
         status: 200,
         body: {
           anchor,
           memories: page.memories,
-          next_cursor: page.more ? encodeCursor([offset + query.limit]) : null,
+          next_cursor: page.nextCursor,
         },
       };
     },
