@@ -152,7 +152,8 @@ export async function ingestConversation(core: Core, actor: Actor, input: Ingest
   const batch = await judgeBatch(
     core,
     actor,
-    where,
+    input.agentId,
+    target,
     facts.map((f, i) => ({ content: f.content, embedding: vectors[i] ?? new Float32Array() })),
   );
   const memories: StoredMemory[] = [];
@@ -173,6 +174,8 @@ export async function ingestConversation(core: Core, actor: Actor, input: Ingest
           },
         },
         embedding: vectors[i],
+        // Resolved once up front, unless the first store is still to create the anchor named.
+        placed: target.binding === 'anchored' && target.anchorId === null ? undefined : target,
         prejudged:
           batch &&
           prejudgedFor(

@@ -31,6 +31,8 @@ export interface StoreInput {
    * lock by the deterministic detector.
    */
   prejudged?: ReadonlyMap<string, boolean> | undefined;
+  /** Where an ingest checked the facts go, so that judging before each store need not resolve it again. */
+  placed?: Placement | undefined;
 }
 
 export type StoreOutcome = 'created' | 'reinforced' | 'promoted';
@@ -186,9 +188,9 @@ async function judgeContradictions(
   content: string,
   embedding: Float32Array,
 ): Promise<Map<string, boolean>> {
-  const { placement } = await resolvePlacement(core.db, actor.tenantId, input.anchor, input.sessionId, {
-    mustBeActive: false,
-  });
+  const placement =
+    input.placed ??
+    (await resolvePlacement(core.db, actor.tenantId, input.anchor, input.sessionId, { mustBeActive: false })).placement;
   const partition = partitionOf(actor, input.agentId, placement);
   if (!partition) return new Map();
   const candidates = await nearest(core.db, partition, core.embedder.dimensions, embedding, core.clock());
@@ -242,15 +244,13 @@ export interface BatchVerdicts {
 export async function judgeBatch(
   core: Core,
   actor: Actor,
-  input: Omit<StoreInput, 'content' | 'embedding' | 'prejudged'>,
+  agentId: string,
+  placement: Placement,
   facts: readonly BatchFact[],
 ): Promise<BatchVerdicts | undefined> {
   const detector = core.contradictions;
   if (detector.local || !detector.contradictedMany || facts.length === 0) return undefined;
-  const { placement } = await resolvePlacement(core.db, actor.tenantId, input.anchor, input.sessionId, {
-    mustBeActive: false,
-  });
-  const partition = partitionOf(actor, input.agentId, placement);
+  const partition = partitionOf(actor, agentId, placement);
   const now = core.clock();
   const pools = await Promise.all(
     facts.map(async (fact, i) => {
