@@ -12,7 +12,7 @@ import { ingestConversation } from '../src/domain/ingest.js';
 import { createTenant } from '../src/domain/tenants.js';
 import type { ConversationMessage } from '../src/extraction/extractor.js';
 import { createHeuristicExtractor } from '../src/extraction/heuristic.js';
-import { startCore } from '../src/main.js';
+import { startCore } from '../src/start-core.js';
 
 const { values } = parseArgs({
   options: {

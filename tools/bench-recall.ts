@@ -9,7 +9,7 @@ import { loadConfig } from '../src/config.js';
 import type { Actor } from '../src/domain/core.js';
 import { storeMemory } from '../src/domain/store.js';
 import { createTenant } from '../src/domain/tenants.js';
-import { startCore } from '../src/main.js';
+import { startCore } from '../src/start-core.js';
 import { recall } from '../src/retrieval/recall.js';
 
 const { values } = parseArgs({

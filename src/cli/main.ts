@@ -8,7 +8,7 @@ import { createHttpServer } from '../http/server.js';
 import { startSweeper, sweepExpiredSessions } from '../domain/sweeper.js';
 import { createTenant } from '../domain/tenants.js';
 import { AppError } from '../errors.js';
-import { startCore } from '../main.js';
+import { startCore } from '../start-core.js';
 import { mcp } from './mcp.js';
 import { reembed } from './reembed.js';
 import { VERSION } from '../version.js';

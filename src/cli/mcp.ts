@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import type { Config } from '../config.js';
 import { localActor } from '../domain/local-tenant.js';
-import { startCore } from '../main.js';
+import { startCore } from '../start-core.js';
 import { serveStdio } from '../mcp/stdio.js';
 
 /** Requests received before stdin closed get this long to be answered. */

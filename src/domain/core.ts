@@ -8,7 +8,7 @@ import type { LlmBreaker } from '../llm/breaker.js';
 
 export type Clock = () => Date;
 
-/** Everything the domain needs, wired once in src/main.ts and passed down. */
+/** Everything the domain needs, wired once in src/start-core.ts and passed down. */
 export interface Core {
   readonly db: Db;
   readonly embedder: Embedder;

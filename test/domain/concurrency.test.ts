@@ -5,7 +5,7 @@ import type { Actor, Core } from '../../src/domain/core.js';
 import { storeMemory } from '../../src/domain/store.js';
 import { createTenant } from '../../src/domain/tenants.js';
 import { createHashEmbedder } from '../../src/embedding/hash.js';
-import { startCore, type Running } from '../../src/main.js';
+import { startCore, type Running } from '../../src/start-core.js';
 import { engine, testConfig } from '../helpers/harness.js';
 
 const COLOURS = Array.from(

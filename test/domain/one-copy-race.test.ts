@@ -6,7 +6,7 @@ import { createSession } from '../../src/domain/sessions.js';
 import { storeMemory } from '../../src/domain/store.js';
 import { createTenant } from '../../src/domain/tenants.js';
 import { createHashEmbedder } from '../../src/embedding/hash.js';
-import { startCore, type Running } from '../../src/main.js';
+import { startCore, type Running } from '../../src/start-core.js';
 import { engine, testConfig } from '../helpers/harness.js';
 
 // Two connection pools stand for two server processes; PGlite has one connection, so only a server

@@ -12,7 +12,7 @@ import { sweepExpiredSessions } from '../../src/domain/sweeper.js';
 import { createTenant } from '../../src/domain/tenants.js';
 import { createHashEmbedder } from '../../src/embedding/hash.js';
 import { AppError } from '../../src/errors.js';
-import { startCore, type Running } from '../../src/main.js';
+import { startCore, type Running } from '../../src/start-core.js';
 import { engine, testConfig } from '../helpers/harness.js';
 
 const ROUNDS = 5;

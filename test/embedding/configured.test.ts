@@ -3,7 +3,7 @@ import request from 'supertest';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { startCore, type Running } from '../../src/main.js';
+import { startCore, type Running } from '../../src/start-core.js';
 import { engine, newTenant, testConfig } from '../helpers/harness.js';
 import { fakeVector, startStub, type HttpStub } from '../helpers/http-stub.js';
 import { isolatedDatabase, type IsolatedDb } from '../helpers/isolated-db.js';

@@ -10,7 +10,7 @@ import { writeCanon } from '../../src/domain/canon.js';
 import { storeMemory } from '../../src/domain/store.js';
 import { createTenant } from '../../src/domain/tenants.js';
 import { createHashEmbedder } from '../../src/embedding/hash.js';
-import { startCore } from '../../src/main.js';
+import { startCore } from '../../src/start-core.js';
 import { recall } from '../../src/retrieval/recall.js';
 import { engine, testConfig } from '../helpers/harness.js';
 import { isolatedDatabase, type IsolatedDb } from '../helpers/isolated-db.js';

@@ -6,7 +6,7 @@ import { createApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { Clock, Core } from '../../src/domain/core.js';
 import { createHashEmbedder } from '../../src/embedding/hash.js';
-import { startCore, type Running } from '../../src/main.js';
+import { startCore, type Running } from '../../src/start-core.js';
 
 /**
  * One database per vitest worker: the embedded PGlite in memory by default, or the Postgres named by

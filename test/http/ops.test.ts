@@ -4,7 +4,7 @@ import request from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { API_ROUTES, createApp } from '../../src/app.js';
 import { createHashEmbedder } from '../../src/embedding/hash.js';
-import { startCore } from '../../src/main.js';
+import { startCore } from '../../src/start-core.js';
 import { engine, newTenant, SETUP_TOKEN, testApi, testConfig } from '../helpers/harness.js';
 import { expectProblem } from './problem.js';
 

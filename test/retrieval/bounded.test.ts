@@ -9,7 +9,7 @@ import { pino } from 'pino';
 import request from 'supertest';
 import { createApp } from '../../src/app.js';
 import { createHashEmbedder } from '../../src/embedding/hash.js';
-import { startCore, type Running } from '../../src/main.js';
+import { startCore, type Running } from '../../src/start-core.js';
 import { engine, newTenant, testConfig, type Tenant, type TestApi } from '../helpers/harness.js';
 import { isolatedDatabase, type IsolatedDb } from '../helpers/isolated-db.js';
 

@@ -9,7 +9,7 @@ import type { Actor } from '../../src/domain/core.js';
 import { storeMemory } from '../../src/domain/store.js';
 import { contentKey } from '../../src/domain/text.js';
 import { hashEmbed } from '../../src/embedding/hash.js';
-import { startCore, type Running } from '../../src/main.js';
+import { startCore, type Running } from '../../src/start-core.js';
 import { recall } from '../../src/retrieval/recall.js';
 import { prepareDataset, type Dataset } from '../../tools/bench-scale/dataset.js';
 import {

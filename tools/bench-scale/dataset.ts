@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import type { Config } from '../../src/config.js';
 import { insertKey } from '../../src/domain/keys.js';
-import { startCore } from '../../src/main.js';
+import { startCore } from '../../src/start-core.js';
 import { clearDataset, loadDataset, readMarker, type Marker } from './loader.js';
 import { makePlan, type Sizes } from './plan.js';
 

@@ -19,7 +19,7 @@ import type { Actor } from '../../src/domain/core.js';
 import { createSession, endSession } from '../../src/domain/sessions.js';
 import { storeMemory } from '../../src/domain/store.js';
 import { createTenant } from '../../src/domain/tenants.js';
-import { startCore } from '../../src/main.js';
+import { startCore } from '../../src/start-core.js';
 import { recall } from '../../src/retrieval/recall.js';
 import { mean, METRICS, percentile, scoreQuestion, type QuestionScores } from './metrics.js';
 
