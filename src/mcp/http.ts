@@ -4,9 +4,9 @@ import type { Express, NextFunction, Request, Response } from 'express';
 import { actAs } from '../domain/agent-binding.js';
 import type { Core } from '../domain/core.js';
 import { AppError } from '../errors.js';
-import { authorize } from '../http/auth.js';
-import type { AuthThrottle } from '../http/auth-throttle.js';
-import type { RateLimiter } from '../http/rate-limit.js';
+import { authorize } from '../access/auth.js';
+import type { AuthThrottle } from '../access/auth-throttle.js';
+import type { RateLimiter } from '../access/rate-limit.js';
 import { agentId as agentIdField } from '../schemas/fields.js';
 import { createMcpServer } from './server.js';
 

@@ -24,13 +24,21 @@ function importsUnder(dir: string): { file: string; imported: string }[] {
  * core: the core depends on them, never the other way, so each can be replaced or tested alone.
  */
 describe('layers', () => {
-  it.each(['beliefs', 'embedding', 'extraction', 'llm', 'text'])(
+  it.each(['beliefs', 'embedding', 'extraction', 'llm', 'text', 'db'])(
     'src/%s imports nothing from the domain core or the transports',
     (dir) => {
       const upward = importsUnder(dir).filter(({ imported }) =>
-        /^(domain|http|mcp|cli)\/|^(main|app)\.[jt]s$/u.test(imported),
+        /^(domain|http|mcp|cli|access)\/|^(start-core|app)\.[jt]s$/u.test(imported),
       );
       expect(upward).toEqual([]);
     },
   );
+
+  // The two doors share what is below them (src/access: authentication and rate limits), never each other.
+  it.each([
+    ['mcp', 'http'],
+    ['http', 'mcp'],
+  ])('src/%s imports nothing from src/%s', (door, other) => {
+    expect(importsUnder(door).filter(({ imported }) => imported.startsWith(`${other}/`))).toEqual([]);
+  });
 });

@@ -1,9 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request } from 'express';
 import { authenticate } from '../domain/keys.js';
-import type { Actor, Core } from '../domain/core.js';
+import type { Actor, Core, Scope } from '../domain/core.js';
 import { AppError } from '../errors.js';
-import type { Access } from './route.js';
 
 function bearerToken(req: Request): string | null {
   const header = req.get('authorization');
@@ -13,7 +12,7 @@ function bearerToken(req: Request): string | null {
 }
 
 /** Resolves the caller for a route of the given access, or throws 401/403. */
-export async function authorize(core: Core, req: Request, access: Exclude<Access, 'public' | 'setup'>): Promise<Actor> {
+export async function authorize(core: Core, req: Request, access: 'any' | Scope): Promise<Actor> {
   const token = bearerToken(req);
   if (!token) throw new AppError('unauthorized', 'send an API key as "Authorization: Bearer <key>"');
   const actor = await authenticate(core, token);
