@@ -18,6 +18,28 @@ export async function recordMention(trx: Db, tenantId: string, memoryId: string,
 }
 
 /**
+ * The session memories that this session stored again after an earlier session of its subject
+ * formed them: they keep their own session_id (provenance), and belong to this one's recall too.
+ */
+export async function mentionedIn(
+  db: Db,
+  tenantId: string,
+  sessionId: string,
+): Promise<{ memoryIds: string[]; formedIn: string[] }> {
+  const rows = await db
+    .selectFrom('memory_mentions as mm')
+    .innerJoin('memories as m', (j) => j.onRef('m.tenant_id', '=', 'mm.tenant_id').onRef('m.id', '=', 'mm.memory_id'))
+    .select(['mm.memory_id', 'm.session_id'])
+    .where('mm.tenant_id', '=', tenantId)
+    .where('mm.session_id', '=', sessionId)
+    .execute();
+  return {
+    memoryIds: rows.map((r) => r.memory_id),
+    formedIn: [...new Set(rows.flatMap((r) => (r.session_id ? [r.session_id] : [])))],
+  };
+}
+
+/**
  * Whether the session memory `m` has outlived its sessions at `now`, as SQL on memories `m`: the
  * session it was formed in has expired, and so has every later session that stored it again (or
  * there is none). Such a memory is gone for the store path at once and deleted by the sweeper; one

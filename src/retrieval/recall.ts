@@ -9,6 +9,7 @@ import type { AnchorRef } from '../domain/anchors.js';
 import type { Actor, Core } from '../domain/core.js';
 import { MEMORY_COLUMNS, memoriesWithAnchor, toMemory, type Memory, type MemoryRow } from '../domain/memories.js';
 import { resolvePlacement } from '../domain/placement.js';
+import { mentionedIn } from '../domain/session-memories.js';
 import { effectiveConfidence } from '../domain/decay.js';
 import { FUSION, fuse, type ScoreDetails } from './fusion.js';
 import { namedSpeakers, SPEAKER_HEAD_CHARS, speakerKey, speakerOf } from './speakers.js';
@@ -32,6 +33,13 @@ export interface RecallScope {
   anchorId: string | null;
   /** The session whose session memories are visible; null for none. */
   sessionId: string | null;
+  /**
+   * Session memories formed in an earlier session of the subject and stored again in this one
+   * (memory_mentions): visible with the session's own. Their statistics are kept in the sessions
+   * they were formed in, whose units the scope's statistics then include (an approximation BM25
+   * can afford).
+   */
+  mentioned?: { memoryIds: readonly string[]; formedIn: readonly string[] };
   includeSuperseded: boolean;
 }
 
@@ -49,7 +57,14 @@ export function scopeFilter(eb: MemoryEb, scope: RecallScope, part: Part): Expre
             ? [eb.and([eb('m.binding', '=', 'anchored'), eb('m.anchor_id', '=', scope.anchorId)])]
             : []),
           ...(scope.sessionId
-            ? [eb.and([eb('m.binding', '=', 'session'), eb('m.session_id', '=', scope.sessionId)])]
+            ? [
+                eb.and([
+                  eb('m.binding', '=', 'session'),
+                  scope.mentioned && scope.mentioned.memoryIds.length > 0
+                    ? eb.or([eb('m.session_id', '=', scope.sessionId), eb('m.id', 'in', scope.mentioned.memoryIds)])
+                    : eb('m.session_id', '=', scope.sessionId),
+                ]),
+              ]
             : []),
         ];
   return eb.and([
@@ -143,6 +158,7 @@ export function scopeUnits(scope: RecallScope, part: Part): ScopeUnit[] {
     { binding: 'private', agentId: scope.agentId },
     ...(scope.anchorId ? [{ binding: 'anchored' as const, anchorId: scope.anchorId }] : []),
     ...(scope.sessionId ? [{ binding: 'session' as const, sessionId: scope.sessionId }] : []),
+    ...(scope.mentioned?.formedIn ?? []).map((sessionId) => ({ binding: 'session' as const, sessionId })),
   ];
 }
 
@@ -227,12 +243,14 @@ export async function recall(core: Core, actor: Actor, input: RecallInput): Prom
     const { placement, session } = await resolvePlacement(trx, actor.tenantId, input.anchor, input.sessionId, {
       mustBeActive: false,
     });
+    // An expired session's memories are gone even before the sweeper deletes them.
+    const sessionId = session && !(session.expiresAt && session.expiresAt <= now) ? session.sessionId : null;
     const scope: RecallScope = {
       tenantId: actor.tenantId,
       agentId: input.agentId,
       anchorId: placement.anchorId,
-      // An expired session's memories are gone even before the sweeper deletes them.
-      sessionId: session && !(session.expiresAt && session.expiresAt <= now) ? session.sessionId : null,
+      sessionId,
+      mentioned: sessionId ? await mentionedIn(trx, actor.tenantId, sessionId) : undefined,
       includeSuperseded: input.includeSuperseded,
     };
     const dims = core.embedder.dimensions;
