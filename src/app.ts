@@ -21,7 +21,7 @@ import { parseInput } from './http/validate.js';
 import { mountMcp } from './mcp/http.js';
 import { VERSION } from './version.js';
 
-/** The routes of API.md §5, in matching order (/v1/memories/recall before /v1/memories/{id}). */
+/** The routes of docs/api.md §5, in matching order (/v1/memories/recall before /v1/memories/{id}). */
 export const API_ROUTES: readonly AnyRoute[] = [
   ...setupRoutes,
   ...keyRoutes,

@@ -78,7 +78,7 @@ const EnvSchema = z.object({
 
 export type Binding = 'private' | 'anchored' | 'session' | 'canon';
 
-/** Claude as the contradiction judge (DESIGN.md §4). */
+/** Claude as the contradiction judge (docs/architecture.md §4). */
 export interface AnthropicConfig {
   readonly apiKey: string;
   readonly model: string;
@@ -148,7 +148,7 @@ export interface Config {
   readonly extractionTimeoutMs: number;
   /** Failures in a row that make every model call skip for a cool-down (0: never); see src/llm/breaker.ts. */
   readonly llmBreaker: Readonly<{ failures: number; cooldownMs: number }>;
-  /** The agent id of `agent-memory mcp` calls that name none (API.md §7). */
+  /** The agent id of `agent-memory mcp` calls that name none (docs/api.md §7). */
   readonly agentId: string | undefined;
   /** Host names that /mcp accepts besides localhost, 127.0.0.1 and [::1] (DNS rebinding protection). */
   readonly mcpAllowedHosts: readonly string[];

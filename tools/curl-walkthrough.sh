@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Drives every /v1 route with curl, as a new user would, and checks each status code against API.md.
+# Drives every /v1 route with curl, as a new user would, and checks each status code against docs/api.md.
 #   SETUP_TOKEN=… npm start &   then   bash tools/curl-walkthrough.sh [BASE_URL]
 # Needs curl and node (for reading JSON). Exits non-zero on the first unexpected status.
 set -euo pipefail
@@ -98,4 +98,4 @@ call 404 GET "/v1/memories/$PRIVATE" -H "$AGENT"
 call 204 DELETE "/v1/canon/$CANON" -H "$ADMIN"
 call 204 DELETE "/v1/keys/$KEY_ID" -H "$ADMIN"
 call 401 GET /v1/anchors -H "$AGENT"
-echo "every route answered as API.md documents"
+echo "every route answered as docs/api.md documents"

@@ -84,7 +84,7 @@ const CLAIM_ATTEMPTS = 5;
 /**
  * Creates the anchor unless the external id exists, and holds it as lockAnchor does. ON CONFLICT
  * makes concurrent first uses of one external id agree on a single row; a purge that erases the row
- * meanwhile makes the next attempt a first use again (API.md §4: an unknown external id creates).
+ * meanwhile makes the next attempt a first use again (docs/api.md §4: an unknown external id creates).
  */
 export async function upsertAnchor(
   db: Db,

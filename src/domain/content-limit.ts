@@ -7,7 +7,7 @@ function codePoints(s: string): number {
   return count;
 }
 
-/** CONTENT_LIMIT_CHARS (API.md §2): what a caller writes is refused whole, never cut. */
+/** CONTENT_LIMIT_CHARS (docs/api.md §2): what a caller writes is refused whole, never cut. */
 export function assertContentLimit(content: string, limitChars: number, path = 'content'): void {
   // UTF-16 length is never below the code point count, so the short case needs no counting.
   if (content.length > limitChars && codePoints(content) > limitChars) {

@@ -32,7 +32,7 @@ export interface IngestResult {
 }
 
 /**
- * The refusals of the store path (API.md §2, §4), up front, so that a refused ingest stores
+ * The refusals of the store path (docs/api.md §2, §4), up front, so that a refused ingest stores
  * nothing: an unknown session or anchor_id is 404, an ended session 409 session_ended, an anchor
  * and a session of different subjects (or two names of different anchors) 409 conflict. The
  * placement's anchor is null while an external id names none yet (the first store creates it).
@@ -121,7 +121,7 @@ function distinct(facts: readonly ExtractedFact[]): ExtractedFact[] {
 }
 
 /**
- * POST /v1/agents/{id}/conversations/ingest (API.md §5): extracts the facts of the messages not
+ * POST /v1/agents/{id}/conversations/ingest (docs/api.md §5): extracts the facts of the messages not
  * ingested before (one extractor call, batched inside), embeds them in one call, judges their
  * contradictions in one model call when a model judges, and stores each through the store path of
  * POST /v1/memories, with the same binding (reinforcement, supersession, promotion included).

@@ -5,7 +5,7 @@ import type { Database } from '../db/schema.js';
 import { sessionMemoryGone } from './session-memories.js';
 
 /**
- * The unit within which memories reinforce, contradict and supersede each other (API.md §6): one
+ * The unit within which memories reinforce, contradict and supersede each other (docs/api.md §6): one
  * agent's private memories; one anchor's anchored memories; one anchor's session memories across
  * its sessions (one session's, for a session without anchor). Nothing in one partition ever changes
  * a memory of another.

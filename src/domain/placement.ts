@@ -16,7 +16,7 @@ export interface Resolved {
 const anchorNamed = (ref: AnchorRef): boolean => ref.anchorId !== undefined || ref.anchorExternalId !== undefined;
 
 /**
- * API.md §4: an anchor makes the memory `anchored` (a session named too is kept as provenance);
+ * docs/api.md §4: an anchor makes the memory `anchored` (a session named too is kept as provenance);
  * a session alone makes it `session`, owned by the session's anchor; neither makes it `private`.
  */
 function placementOf(ref: AnchorRef, anchorId: string | null, session: SessionScope | undefined): Placement {

@@ -59,7 +59,7 @@ export function storedMemory(result: StoreResult): StoredMemory {
 const CANDIDATES = 8;
 /** Each reinforcement closes this share of the gap between a memory's confidence and 1. */
 const REINFORCEMENT_GAIN = 0.15;
-/** API.md §6: a session memory reinforced this often for its anchor becomes durable. */
+/** docs/api.md §6: a session memory reinforced this often for its anchor becomes durable. */
 const PROMOTE_AT = 3;
 
 /** The partition a store into `placement` writes to; null when it names an anchor that does not exist yet. */
@@ -92,7 +92,7 @@ async function nearest(
 }
 
 /**
- * The store path of API.md §6: in one transaction, serialized per partition, find a duplicate and
+ * The store path of docs/api.md §6: in one transaction, serialized per partition, find a duplicate and
  * reinforce it (promoting a session memory on its third reinforcement), or insert and supersede
  * what the new memory contradicts. Canon never comes here.
  */

@@ -1,4 +1,4 @@
-/** One turn of a conversation, as the ingest route receives it (API.md §5, "Conversations"). */
+/** One turn of a conversation, as the ingest route receives it (docs/api.md §5, "Conversations"). */
 export interface ConversationMessage {
   readonly role: 'user' | 'assistant' | 'system';
   readonly content: string;
@@ -36,7 +36,7 @@ export interface Extraction {
   readonly facts: ExtractedFact[];
 }
 
-/** What the domain core holds (DESIGN.md §1): never rejects, falls back on the heuristic. */
+/** What the domain core holds (docs/architecture.md §1): never rejects, falls back on the heuristic. */
 export interface ConversationExtractor {
   /** The extractor tried first. */
   readonly id: string;

@@ -12,7 +12,7 @@ export interface McpIdentity {
   readonly agentId: string | undefined;
 }
 
-/** What a tool gets: the core, the caller, and the agent id rule of API.md §7. */
+/** What a tool gets: the core, the caller, and the agent id rule of docs/api.md §7. */
 export interface ToolContext {
   readonly core: Core;
   readonly actor: Actor;

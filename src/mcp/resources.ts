@@ -9,7 +9,7 @@ import { requireScope, type ToolContext } from './context.js';
 import { resourceError, resourceNotFound } from './errors.js';
 
 /**
- * The memory resources of API.md §7, read in the caller's tenant. Lists are capped: they help a
+ * The memory resources of docs/api.md §7, read in the caller's tenant. Lists are capped: they help a
  * person pick something in a client, they are not a way to page through a tenant.
  */
 const LIST_LIMIT = 100;

@@ -46,7 +46,7 @@ export interface RecallScope {
 type Part = 'subject' | 'canon';
 type MemoryEb = ExpressionBuilder<Database & { m: Database['memories'] }, 'm'>;
 
-/** The visibility rule of API.md §5, as SQL: never another agent's private memory, anchor or tenant. */
+/** The visibility rule of docs/api.md §5, as SQL: never another agent's private memory, anchor or tenant. */
 export function scopeFilter(eb: MemoryEb, scope: RecallScope, part: Part): Expression<SqlBool> {
   const visible =
     part === 'canon'
@@ -222,7 +222,7 @@ const CANDIDATES_PER_RESULT = 4;
 /** The fewest candidates the subject part brings, and the canon part. */
 const MIN_SUBJECT_DEPTH = 50;
 const MIN_CANON_DEPTH = 10;
-/** API.md §5: canon fills at most this share of the results, so policy never crowds out the subject. */
+/** docs/api.md §5: canon fills at most this share of the results, so policy never crowds out the subject. */
 const CANON_SHARE = 0.3;
 
 const candidateDepth = (limit: number): number => Math.max(MIN_SUBJECT_DEPTH, limit * CANDIDATES_PER_RESULT);

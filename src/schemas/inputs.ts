@@ -94,7 +94,7 @@ export const AuditQuery = z.object({
 /** The agent of /v1/agents/{id}/…: an agent id, not a UUID. */
 export const AgentParams = z.object({ id: agentId });
 
-/** API.md §5: at most this many messages per ingest call. */
+/** docs/api.md §5: at most this many messages per ingest call. */
 export const INGEST_MAX_MESSAGES = 500;
 
 export const ConversationMessageBody = z.object({

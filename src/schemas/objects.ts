@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { AUDIT_ACTIONS } from '../domain/audit.js';
 import { SCOPES } from '../domain/core.js';
 
-/** The response objects of API.md §3, for the OpenAPI document and for tests that check bodies. */
+/** The response objects of docs/api.md §3, for the OpenAPI document and for tests that check bodies. */
 
 const time = z.string().describe('ISO-8601, UTC');
 const nullableId = z.string().nullable();

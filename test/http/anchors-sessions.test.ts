@@ -136,7 +136,7 @@ describe(`GET /v1/anchors/{id} on ${engine}`, () => {
     const res = await api.http.get(`/v1/anchors/${anchorId}`).set(t.auth);
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ id: anchorId, anchor_external_id: 'kim', name: null, metadata: {} });
-    // API.md leaves memory_count open; the code counts active memories of every binding bound to the anchor.
+    // docs/api.md leaves memory_count open; the code counts active memories of every binding bound to the anchor.
     expect(res.body.memory_count).toBe(2);
   });
 

@@ -26,7 +26,7 @@ async function createAnchor(api: TestApi, t: Tenant, externalId: string): Promis
   return res.body.id as string;
 }
 
-describe(`POST /v1/memories: bindings of API.md §4 on ${engine}`, () => {
+describe(`POST /v1/memories: bindings of docs/api.md §4 on ${engine}`, () => {
   it('stores a private memory when neither anchor nor session is named', async () => {
     const clock = manualClock();
     const api = await testApi({ clock });

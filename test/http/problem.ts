@@ -1,7 +1,7 @@
 import type { Response } from 'supertest';
 import { expect } from 'vitest';
 
-/** Asserts an RFC 9457 problem of API.md §2: its status, code, media type and the fields it always has. */
+/** Asserts an RFC 9457 problem of docs/api.md §2: its status, code, media type and the fields it always has. */
 export function expectProblem(res: Response, status: number, code: string): void {
   expect({ status: res.status, body: res.body }).toMatchObject({ status, body: { status, code } });
   expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
@@ -10,7 +10,7 @@ export function expectProblem(res: Response, status: number, code: string): void
   expect(res.body.detail).toEqual(expect.any(String));
 }
 
-/** The fields of a Memory in API.md §3, for checks that a body carries them all and nothing else. */
+/** The fields of a Memory in docs/api.md §3, for checks that a body carries them all and nothing else. */
 export const MEMORY_FIELDS = [
   'agent_id',
   'anchor_external_id',

@@ -203,7 +203,7 @@ describe(`authentication on ${engine}`, () => {
   });
 });
 
-/** API.md §1, route by route. */
+/** docs/api.md §1, route by route. */
 const SCOPE_TABLE: { method: 'get' | 'post' | 'delete'; path: string; access: 'any' | 'read' | 'write' | 'admin' }[] = [
   { method: 'get', path: '/v1/canon', access: 'any' },
   { method: 'get', path: '/v1/canon/{id}', access: 'any' },
@@ -237,7 +237,7 @@ const LACKING: Record<'read' | 'write' | 'admin', string[]> = {
 };
 
 describe(`scopes on ${engine}`, () => {
-  it('the route table gives every keyed route the access of API.md §1', () => {
+  it('the route table gives every keyed route the access of docs/api.md §1', () => {
     const keyed = API_ROUTES.filter((r) => r.access !== 'setup').map((r) => `${r.access} ${r.method} ${r.path}`);
     expect(keyed.sort()).toEqual(SCOPE_TABLE.map((r) => `${r.access} ${r.method} ${r.path}`).sort());
   });

@@ -88,7 +88,7 @@ describe(`POST /v1/agents/{id}/conversations/ingest on ${engine}`, () => {
     expect(history.body.events.map((e: Json) => e.action)).toEqual(['created']);
   });
 
-  it('binds as API.md §4 says: anchored by external id or id, session alone, anchor with session as provenance', async () => {
+  it('binds as docs/api.md §4 says: anchored by external id or id, session alone, anchor with session as provenance', async () => {
     const api = await testApi();
     const t = await newTenant(api);
     const messages = [{ role: 'user', content: 'I live in Porto.' }];

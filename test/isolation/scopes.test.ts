@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { engine, newTenant, testApi } from '../helpers/harness.js';
 import { createAnchor, ids, recall, sorted, startSession, storeMemory, writeCanon } from '../helpers/store-recall.js';
 
-/** Recall visibility of API.md §5, within one tenant. Limits are high so nothing is cut by ranking. */
+/** Recall visibility of docs/api.md §5, within one tenant. Limits are high so nothing is cut by ranking. */
 describe(`recall scopes on ${engine}`, () => {
   it("never shows an agent another agent's private memory", async () => {
     const api = await testApi();
@@ -93,7 +93,7 @@ describe(`recall scopes on ${engine}`, () => {
     expect(await recall(api, t.auth, { ...q, session_id: other })).toEqual([]);
     // The subject alone brings its durable memories, not the session's.
     expect(ids(await recall(api, t.auth, { ...q, anchor_id: anchorId }))).toEqual([durable]);
-    // A session of a subject brings that subject's durable memories along (the code's choice; API.md is silent).
+    // A session of a subject brings that subject's durable memories along (the code's choice; docs/api.md is silent).
     const withSession = await recall(api, t.auth, { ...q, session_id: ofSubject });
     expect(sorted(ids(withSession))).toEqual(sorted([inSubject, durable]));
     const both = await recall(api, t.auth, { ...q, session_id: ofSubject, anchor_external_id: 'caller' });

@@ -9,7 +9,7 @@ import { CanonObject, SessionObject, StoredMemoryObject } from '../../src/schema
 import { engine, newTenant, testApi, testCore, type TestApi } from '../helpers/harness.js';
 import { call, identityWithScopes, inProcessClient, ok, readJson, text, type Json } from './helpers.js';
 
-/** Every tool and resource of API.md §7, through the SDK Client against createMcpServer in-process. */
+/** Every tool and resource of docs/api.md §7, through the SDK Client against createMcpServer in-process. */
 
 async function adminClient(api: TestApi, agentId?: string) {
   const tenant = await newTenant(api);

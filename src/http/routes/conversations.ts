@@ -8,7 +8,7 @@ export const conversationRoutes = [
     method: 'post',
     path: '/v1/agents/{id}/conversations/ingest',
     summary:
-      "Extract facts from a conversation's messages and store each through the store path, with the binding of API.md §4",
+      "Extract facts from a conversation's messages and store each through the store path, with the binding of docs/api.md §4",
     tag: 'conversations',
     access: 'write',
     params: AgentParams,

@@ -18,7 +18,7 @@ export const memoryRoutes = [
   route({
     method: 'post',
     path: '/v1/memories',
-    summary: 'Store a memory; its binding follows from anchor and session (API.md §4)',
+    summary: 'Store a memory; its binding follows from anchor and session (docs/api.md §4)',
     tag: 'memories',
     access: 'write',
     body: StoreMemoryBody,
