@@ -60,22 +60,25 @@ export async function findAnchorIdByExternalId(db: Db, tenantId: string, externa
   return row?.id ?? null;
 }
 
+/** The subject's row, looked up by id; with `lock`, held FOR KEY SHARE until the transaction ends. */
+async function findSubject(db: Db, tenantId: string, id: string, lock: boolean): Promise<boolean> {
+  if (!isUuid(id)) return false;
+  const query = db
+    .selectFrom('entities')
+    .select('id')
+    .where('tenant_id', '=', tenantId)
+    .where('kind', '=', SUBJECT)
+    .where('id', '=', id);
+  return (await (lock ? query.forKeyShare() : query).executeTakeFirst()) !== undefined;
+}
+
 /**
  * Holds the subject's row until the transaction ends (FOR KEY SHARE, the first lock of the order in
  * partition.ts): a purge (FOR UPDATE) waits for every holder, and a writer that waited for a purge
  * finds no row. False when there is no such subject (any more).
  */
-export async function lockAnchor(db: Db, tenantId: string, id: string): Promise<boolean> {
-  if (!isUuid(id)) return false;
-  const row = await db
-    .selectFrom('entities')
-    .select('id')
-    .where('tenant_id', '=', tenantId)
-    .where('kind', '=', SUBJECT)
-    .where('id', '=', id)
-    .forKeyShare()
-    .executeTakeFirst();
-  return row !== undefined;
+export function lockAnchor(db: Db, tenantId: string, id: string): Promise<boolean> {
+  return findSubject(db, tenantId, id, true);
 }
 
 /** A purge that commits between our insert and our lock each time; past this many, give up. */
@@ -127,16 +130,8 @@ export interface AnchorRef {
 }
 
 /** Whether the subject exists: one index probe, not getAnchor's count of its memories. */
-async function anchorExists(db: Db, tenantId: string, id: string): Promise<boolean> {
-  if (!isUuid(id)) return false;
-  const row = await db
-    .selectFrom('entities')
-    .select('id')
-    .where('tenant_id', '=', tenantId)
-    .where('kind', '=', SUBJECT)
-    .where('id', '=', id)
-    .executeTakeFirst();
-  return row !== undefined;
+function anchorExists(db: Db, tenantId: string, id: string): Promise<boolean> {
+  return findSubject(db, tenantId, id, false);
 }
 
 /**
