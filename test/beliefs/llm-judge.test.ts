@@ -1,5 +1,3 @@
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createContradictionDetector } from '../../src/beliefs/detector.js';
 import {
@@ -9,6 +7,7 @@ import {
   type ContradictionJudge,
 } from '../../src/beliefs/llm-judge.js';
 import { loadConfig } from '../../src/config.js';
+import { capturedLog } from '../helpers/captured-log.js';
 import {
   deadURL,
   hang,
@@ -46,16 +45,7 @@ beforeEach(() => {
   logLines.length = 0;
 });
 
-const logLines: string[] = [];
-const log = pino(
-  { level: 'debug' },
-  new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      logLines.push(chunk.toString('utf8'));
-      done();
-    },
-  }),
-);
+const { log, lines: logLines } = capturedLog();
 
 function judge(timeoutMs = 2000): ContradictionJudge {
   return createClaudeJudge({ apiKey: KEY, model: MODEL, baseURL: api.baseURL, timeoutMs, log });

@@ -1,5 +1,3 @@
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import request from 'supertest';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
@@ -10,6 +8,7 @@ import type { ConversationExtractor, ConversationMessage } from '../../src/extra
 import { createConversationExtractor, extractorFor } from '../../src/extraction/factory.js';
 import { createHeuristicExtractor } from '../../src/extraction/heuristic.js';
 import { engine, newTenant, testCore, type TestApi } from '../helpers/harness.js';
+import { capturedLog } from '../helpers/captured-log.js';
 import {
   deadURL,
   hang,
@@ -44,16 +43,7 @@ afterAll(async () => {
   await api.close();
 });
 
-const logLines: string[] = [];
-const log = pino(
-  { level: 'debug' },
-  new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      logLines.push(chunk.toString('utf8'));
-      done();
-    },
-  }),
-);
+const { log, lines: logLines } = capturedLog();
 
 beforeEach(() => {
   api.reset();

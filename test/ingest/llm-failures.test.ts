@@ -1,5 +1,3 @@
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import request from 'supertest';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
@@ -11,6 +9,7 @@ import { extractorFor } from '../../src/extraction/factory.js';
 import { llmBreakerFor } from '../../src/llm/breaker.js';
 import { engine, newTenant, testConfig, testCore, type TestApi } from '../helpers/harness.js';
 import { hang, startMessagesApi, type Json, type MessagesApi } from '../helpers/messages-api.js';
+import { capturedLog } from '../helpers/captured-log.js';
 
 /**
  * A failing model must not make ingest crawl: the contradictions of one ingest are judged in one
@@ -21,16 +20,7 @@ import { hang, startMessagesApi, type Json, type MessagesApi } from '../helpers/
 const KEY = 'sk-ant-test-key-do-not-log-0123456789';
 let api: MessagesApi;
 
-const logLines: string[] = [];
-const log = pino(
-  { level: 'debug' },
-  new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      logLines.push(chunk.toString('utf8'));
-      done();
-    },
-  }),
-);
+const { log, lines: logLines } = capturedLog();
 
 beforeAll(async () => {
   api = await startMessagesApi();

@@ -1,19 +1,9 @@
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { CircuitOpen, createLlmBreaker, llmBreakerFor, type LlmBreaker } from '../../src/llm/breaker.js';
+import { capturedLog } from '../helpers/captured-log.js';
 
-const logLines: string[] = [];
-const log = pino(
-  { level: 'debug' },
-  new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      logLines.push(chunk.toString('utf8'));
-      done();
-    },
-  }),
-);
+const { log, lines: logLines } = capturedLog();
 const events = () => logLines.map((l) => (JSON.parse(l) as { event?: string }).event);
 
 let now = 0;
