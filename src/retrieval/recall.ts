@@ -74,6 +74,14 @@ export function scopeFilter(eb: MemoryEb, scope: RecallScope, part: Part): Expre
   ]);
 }
 
+/** The scope's memories with their cosine distance to the query; both vector plans order this. */
+function scopedDistances(trx: Db, dimensions: number, scope: RecallScope, part: Part, query: Float32Array) {
+  return trx
+    .selectFrom('memories as m')
+    .select(['m.id', cosineDistance(dimensions, query).as('distance')])
+    .where((eb) => scopeFilter(eb, scope, part));
+}
+
 /** The vector side's SQL: ordered by cosine distance, so HNSW can serve it. Exported for EXPLAIN in tests. */
 export function nearestQuery(
   trx: Db,
@@ -83,12 +91,8 @@ export function nearestQuery(
   query: Float32Array,
   depth: number,
 ) {
-  const distance = cosineDistance(dimensions, query);
   return (
-    trx
-      .selectFrom('memories as m')
-      .select(['m.id', distance.as('distance')])
-      .where((eb) => scopeFilter(eb, scope, part))
+    scopedDistances(trx, dimensions, scope, part, query)
       // By the output column, so the query vector is sent and parsed once (HNSW still serves it).
       .orderBy('distance')
       .limit(depth)
@@ -107,15 +111,10 @@ export function exactNearestQuery(
   query: Float32Array,
   depth: number,
 ) {
-  const distance = cosineDistance(dimensions, query);
   return trx
     .with(
       (cte) => cte('scoped').materialized(),
-      (db) =>
-        db
-          .selectFrom('memories as m')
-          .select(['m.id', distance.as('distance')])
-          .where((eb) => scopeFilter(eb, scope, part)),
+      () => scopedDistances(trx, dimensions, scope, part, query),
     )
     .selectFrom('scoped')
     .select(['scoped.id', 'scoped.distance'])
