@@ -3,7 +3,7 @@ import type { Binding } from '../config.js';
 import { bm25Idf, bm25LengthNorm, queryTerms, termLexemes, type Bm25Parameters } from './fulltext.js';
 import type { Database } from './schema.js';
 import type { ScopeUnit, ScopeStats } from './scope-stats.js';
-import { unitKey } from './scope-stats.js';
+import { unitKeys } from './scope-stats.js';
 import { cosineDistanceTo, queryVector } from './vector.js';
 
 /**
@@ -33,6 +33,13 @@ export interface CandidateQuery {
    * whatever the scope's size. A term too common to fetch still scores every candidate that holds it.
    */
   lexicalBudget: number;
+  /**
+   * How the lexical side finds the memories holding the picked terms: `scope` reads the scope's rows
+   * by its own indexes and tests each (for small scopes: a plan that holds whatever the values, so
+   * the statement can be prepared); `index` asks the full-text index, which the planner must then
+   * weigh against the scope's indexes with the values in hand.
+   */
+  lexicalAccess: 'scope' | 'index';
   /** Share of the previous memory's BM25 that counts toward a memory's (FUSION.previousLexicalShare). */
   previousLexicalShare: number;
   bm25: Bm25Parameters;
@@ -89,13 +96,9 @@ export function recallCandidates(q: CandidateQuery): RawBuilder<CandidateRow> {
   positive(q.headChars, 'head length');
   const share = sql.lit(q.previousLexicalShare);
   const tenant = q.tenantId;
-  const nearest =
-    q.nearestIds.length > 0
-      ? sql`SELECT x.id FROM (VALUES ${sql.join(q.nearestIds.map((id) => sql`(${id}::uuid)`))}) AS x(id)`
-      : sql`SELECT NULL::uuid AS id WHERE false`;
-  const units = q.units.length > 0 ? sql.join(q.units.map(unitKey)) : sql`NULL::text`;
-  const n = sql.lit(Math.max(0, q.stats.docs));
-  const avgLen = sql.lit(Math.max(1, q.stats.docs > 0 ? q.stats.totalLen / q.stats.docs : 1));
+  const n = sql<number>`${Math.max(0, q.stats.docs)}::float8`;
+  const avgLen = sql<number>`${Math.max(1, q.stats.docs > 0 ? q.stats.totalLen / q.stats.docs : 1)}::float8`;
+  const lexicalBudget = sql`${q.lexicalBudget}::int`;
   const idf = bm25Idf(sql`tdf.df`, n);
   // BM25 of the memory row `alias`, from the weights of every query term it holds.
   const lexicalOf = (alias: string) => {
@@ -119,8 +122,18 @@ export function recallCandidates(q: CandidateQuery): RawBuilder<CandidateRow> {
   const byId = (alias: string) =>
     sql`(SELECT m.id, m.session_id, m.seq, m.search FROM memories AS m WHERE m.tenant_id = ${tenant} AND m.id = ${sql.ref(alias)})`;
 
+  const picked = sql<boolean>`m.search @@ (SELECT picked.q FROM picked)`;
+  // A materialized CTE is an optimization fence: the scope's own indexes find its rows, whatever a
+  // plan made without the values would estimate (src/db/prepared.ts).
+  const matched =
+    q.lexicalAccess === 'scope'
+      ? sql`WITH scoped AS MATERIALIZED (${q.scope().select(['m.id', 'm.session_id', 'm.seq', 'm.search'])})
+          SELECT m.id, m.session_id, m.seq FROM scoped AS m WHERE ${picked} LIMIT ${lexicalBudget}`
+      : q.scope().select(['m.id', 'm.session_id', 'm.seq']).where(picked).limit(sql<number>`${lexicalBudget}`);
+
   return sql<CandidateRow>`
-    WITH nearest AS MATERIALIZED (${nearest}),
+    WITH nearest AS MATERIALIZED (SELECT DISTINCT x.id FROM unnest(${q.nearestIds}::uuid[]) AS x(id)),
+    units AS MATERIALIZED (SELECT ${unitKeys(q.units)} AS keys),
     terms AS MATERIALIZED (
       SELECT (row_number() OVER ())::int AS k, t.q, ${termLexemes(sql`t.term`)} AS lexemes
       FROM ${queryTerms(q.text)} AS t
@@ -130,7 +143,7 @@ export function recallCandidates(q: CandidateQuery): RawBuilder<CandidateRow> {
       SELECT terms.k, terms.q, coalesce((
         SELECT min(coalesce((
           SELECT sum(s.df) FROM memory_term_stats AS s
-          WHERE s.tenant_id = ${tenant} AND s.unit IN (${units}) AND s.lexeme = l.lexeme), 0))
+          WHERE s.tenant_id = ${tenant} AND s.unit = ANY((SELECT u.keys FROM units AS u)::text[]) AND s.lexeme = l.lexeme), 0))
         FROM unnest(terms.lexemes) AS l(lexeme)), 0)::float8 AS df
       FROM terms
     ),
@@ -141,15 +154,9 @@ export function recallCandidates(q: CandidateQuery): RawBuilder<CandidateRow> {
     picked AS MATERIALIZED (
       SELECT string_agg(x.q::text, ' | ')::tsquery AS q FROM (
         SELECT tdf.q, sum(tdf.df) OVER (ORDER BY tdf.df, tdf.k) AS running FROM tdf WHERE tdf.df > 0
-      ) AS x WHERE x.running <= ${sql.lit(q.lexicalBudget)}
+      ) AS x WHERE x.running <= ${lexicalBudget}
     ),
-    matched AS MATERIALIZED (
-      ${q
-        .scope()
-        .select(['m.id', 'm.session_id', 'm.seq'])
-        .where(sql<boolean>`m.search @@ (SELECT picked.q FROM picked)`)
-        .limit(q.lexicalBudget)}
-    ),
+    matched AS MATERIALIZED (${matched}),
     pool AS MATERIALIZED (
       SELECT x.id FROM matched AS x
       UNION
@@ -164,7 +171,7 @@ export function recallCandidates(q: CandidateQuery): RawBuilder<CandidateRow> {
       SELECT o.id FROM pool_scored AS o
       WHERE o.lexical + ${share} * o.previous_lexical > 0
       ORDER BY o.lexical + ${share} * o.previous_lexical DESC, o.id
-      LIMIT ${sql.lit(q.lexicalDepth)}
+      LIMIT ${q.lexicalDepth}::int
     ),
     first_candidates AS MATERIALIZED (
       SELECT id FROM lexical_best UNION SELECT id FROM nearest

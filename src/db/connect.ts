@@ -3,6 +3,7 @@ import { vector } from '@electric-sql/pglite-pgvector';
 import { Kysely, PGliteDialect, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { lockDataDir } from './data-dir-lock.js';
+import { isPrepared, statementName } from './prepared.js';
 import type { Database } from './schema.js';
 
 export type Db = Kysely<Database>;
@@ -24,8 +25,24 @@ export function openPostgres(url: string, poolSize: number): Promise<DbHandle> {
   const pool = new pg.Pool({ connectionString: url, max: poolSize, options: '-c jit=off' });
   // An idle client that loses its server must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
+  pool.on('connect', runMarkedAsPrepared);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return Promise.resolve({ db, engine: 'postgres', close: () => db.destroy() });
+}
+
+type Query = (config: unknown, values?: unknown, callback?: unknown) => unknown;
+
+/**
+ * Kysely sends every statement as text and values; a statement marked by src/db/prepared.ts goes
+ * to pg as a named one instead, which pg prepares once per connection and then only binds.
+ */
+function runMarkedAsPrepared(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as Query;
+  const patched: Query = (config, values, callback) =>
+    typeof config === 'string' && isPrepared(config)
+      ? query({ name: statementName(config), text: config }, values, callback)
+      : query(config, values, callback);
+  client.query = patched as typeof client.query;
 }
 
 export async function openPglite(dataDir: string): Promise<DbHandle> {

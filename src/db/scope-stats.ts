@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from './connect.js';
+import { executePrepared } from './prepared.js';
 
 /**
  * The statistics of a recall's scope, read from the per-unit counters that migration 0006 keeps by
@@ -13,12 +14,24 @@ export type ScopeUnit =
   | { binding: 'session'; sessionId: string }
   | { binding: 'canon' };
 
-/** The unit key, computed by the same SQL function the triggers use, so the two cannot disagree. */
-export function unitKey(u: ScopeUnit) {
-  const agent = u.binding === 'private' ? u.agentId : '';
-  const anchor = u.binding === 'anchored' ? u.anchorId : null;
-  const session = u.binding === 'session' ? u.sessionId : null;
-  return sql<string>`memory_stats_unit(${u.binding}, ${agent}, ${anchor}::uuid, ${session}::uuid)`;
+/** The units as four parallel arrays, the arguments of memory_stats_unit, so that any number of them is one parameter each. */
+function unitColumns(units: readonly ScopeUnit[]) {
+  return {
+    binding: units.map((u) => u.binding),
+    agent: units.map((u) => (u.binding === 'private' ? u.agentId : '')),
+    anchor: units.map((u) => (u.binding === 'anchored' ? u.anchorId : null)),
+    session: units.map((u) => (u.binding === 'session' ? u.sessionId : null)),
+  };
+}
+
+/**
+ * The units' keys as a text[], computed by the same SQL function the triggers use, so the two cannot
+ * disagree. The statement's text is the same whatever the units (src/db/prepared.ts).
+ */
+export function unitKeys(units: readonly ScopeUnit[]) {
+  const c = unitColumns(units);
+  return sql<string[]>`ARRAY(SELECT memory_stats_unit(u.b, u.a, u.an, u.s)
+    FROM unnest(${c.binding}::text[], ${c.agent}::text[], ${c.anchor}::uuid[], ${c.session}::uuid[]) AS u(b, a, an, s))`;
 }
 
 export interface ScopeStats {
@@ -30,13 +43,17 @@ export interface ScopeStats {
 
 /** The statistics of several scopes (each a list of units) in one statement, in the order given. */
 export async function readScopeStats(trx: Db, tenantId: string, scopes: readonly ScopeUnit[][]): Promise<ScopeStats[]> {
-  const pairs = scopes.flatMap((units, i) => units.map((u) => sql`(${i}::int, ${unitKey(u)})`));
-  if (pairs.length === 0) return scopes.map(() => ({ docs: 0, totalLen: 0 }));
-  const rows = await sql<{ part: number; docs: number; total_len: number }>`
+  const units = scopes.flat();
+  if (units.length === 0) return scopes.map(() => ({ docs: 0, totalLen: 0 }));
+  const parts = scopes.flatMap((scopeUnits, i) => scopeUnits.map(() => i));
+  const c = unitColumns(units);
+  const query = sql<{ part: number; docs: number; total_len: number }>`
     SELECT u.part, coalesce(sum(s.docs), 0)::float8 AS docs, coalesce(sum(s.total_len), 0)::float8 AS total_len
-    FROM (VALUES ${sql.join(pairs)}) AS u(part, unit)
-    LEFT JOIN memory_unit_stats AS s ON s.tenant_id = ${tenantId} AND s.unit = u.unit
-    GROUP BY u.part`.execute(trx);
+    FROM unnest(${parts}::int[], ${c.binding}::text[], ${c.agent}::text[], ${c.anchor}::uuid[], ${c.session}::uuid[])
+      AS u(part, b, a, an, s)
+    LEFT JOIN memory_unit_stats AS s ON s.tenant_id = ${tenantId} AND s.unit = memory_stats_unit(u.b, u.a, u.an, u.s)
+    GROUP BY u.part`;
+  const rows = await executePrepared(trx, query.compile(trx));
   const byPart = new Map(rows.rows.map((r) => [r.part, { docs: Number(r.docs), totalLen: Number(r.total_len) }]));
   return scopes.map((_, i) => byPart.get(i) ?? { docs: 0, totalLen: 0 });
 }

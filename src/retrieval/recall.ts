@@ -1,7 +1,10 @@
-import { type ExpressionBuilder, type Expression, type SqlBool } from 'kysely';
+import { sql, type ExpressionBuilder, type Expression, type SqlBool } from 'kysely';
+import type { Binding } from '../config.js';
 import type { Db } from '../db/connect.js';
 import { recallCandidates, type CandidateRow } from '../db/candidates.js';
 import type { Database } from '../db/schema.js';
+import { executePrepared } from '../db/prepared.js';
+import { anyOf } from '../db/arrays.js';
 import { readScopeStats, type ScopeStats, type ScopeUnit } from '../db/scope-stats.js';
 import { cosineDistance, enableIterativeScan, restoreSorting } from '../db/vector.js';
 import { actAs } from '../domain/agent-binding.js';
@@ -46,22 +49,29 @@ export interface RecallScope {
 type Part = 'subject' | 'canon';
 type MemoryEb = ExpressionBuilder<Database & { m: Database['memories'] }, 'm'>;
 
+/**
+ * A binding as a literal in the statement's text, not a parameter: the partial indexes (private
+ * memories by agent, canon) serve only statements whose text implies their predicate, which a
+ * prepared statement's plan, made without the values, cannot know of a parameter.
+ */
+const binding = (b: Binding) => sql.lit(b);
+
 /** The visibility rule of docs/api.md §5, as SQL: never another agent's private memory, anchor or tenant. */
 export function scopeFilter(eb: MemoryEb, scope: RecallScope, part: Part): Expression<SqlBool> {
   const visible =
     part === 'canon'
-      ? [eb('m.binding', '=', 'canon')]
+      ? [eb('m.binding', '=', binding('canon'))]
       : [
-          eb.and([eb('m.binding', '=', 'private'), eb('m.agent_id', '=', scope.agentId)]),
+          eb.and([eb('m.binding', '=', binding('private')), eb('m.agent_id', '=', scope.agentId)]),
           ...(scope.anchorId
-            ? [eb.and([eb('m.binding', '=', 'anchored'), eb('m.anchor_id', '=', scope.anchorId)])]
+            ? [eb.and([eb('m.binding', '=', binding('anchored')), eb('m.anchor_id', '=', scope.anchorId)])]
             : []),
           ...(scope.sessionId
             ? [
                 eb.and([
-                  eb('m.binding', '=', 'session'),
+                  eb('m.binding', '=', binding('session')),
                   scope.mentioned && scope.mentioned.memoryIds.length > 0
-                    ? eb.or([eb('m.session_id', '=', scope.sessionId), eb('m.id', 'in', scope.mentioned.memoryIds)])
+                    ? eb.or([eb('m.session_id', '=', scope.sessionId), anyOf(sql.ref('m.id'), scope.mentioned.memoryIds)])
                     : eb('m.session_id', '=', scope.sessionId),
                 ]),
               ]
@@ -69,7 +79,7 @@ export function scopeFilter(eb: MemoryEb, scope: RecallScope, part: Part): Expre
         ];
   return eb.and([
     eb('m.tenant_id', '=', scope.tenantId),
-    ...(scope.includeSuperseded ? [] : [eb('m.status', '=', 'active')]),
+    ...(scope.includeSuperseded ? [] : [eb('m.status', '=', sql.lit('active'))]),
     eb.or(visible),
   ]);
 }
@@ -124,10 +134,19 @@ export function exactNearestQuery(
 }
 
 /**
- * How the vector side runs: `exact` scans the scope, `hnsw` walks the HNSW index with the scope as
- * a filter, `planner` leaves the choice to the planner's statistics.
+ * How the vector side runs: `exact` scans the scope, `prepared` too, as a prepared statement (for
+ * small scopes), `hnsw` walks the HNSW index with the scope as a filter, `planner` leaves the choice
+ * to the planner's statistics.
  */
-export type VectorPlan = 'exact' | 'hnsw' | 'planner';
+export type VectorPlan = 'exact' | 'prepared' | 'hnsw' | 'planner';
+
+/**
+ * Scopes of at most this many memories are recalled with prepared statements whose plans hold
+ * whatever the values (src/db/prepared.ts): planning the candidate statement cost more than running
+ * it on a typical subject. Larger scopes are planned for their values, where planning is the lesser
+ * cost and the choice between the scope's indexes and the full-text index matters.
+ */
+export const PREPARED_SCOPE_MAX = 2000;
 
 /**
  * Nearest neighbours by cosine distance within the scope, nearest first. With iterative scans on, a
@@ -142,6 +161,9 @@ export async function vectorNeighbours(
   depth: number,
   plan: VectorPlan = 'planner',
 ): Promise<{ id: string; distance: number }[]> {
+  if (plan === 'prepared') {
+    return (await executePrepared(trx, exactNearestQuery(trx, dimensions, scope, part, query, depth).compile())).rows;
+  }
   if (plan === 'exact') return exactNearestQuery(trx, dimensions, scope, part, query, depth).execute();
   await enableIterativeScan(trx, plan === 'hnsw');
   const rows = await nearestQuery(trx, dimensions, scope, part, query, depth).execute();
@@ -181,10 +203,14 @@ async function rankPart(
   depth: number,
   exactScanMax: number,
 ): Promise<CandidateRow[]> {
-  const plan = stats.docs <= exactScanMax ? 'exact' : 'hnsw';
+  const small = stats.docs <= PREPARED_SCOPE_MAX;
+  const plan = small ? 'prepared' : stats.docs <= exactScanMax ? 'exact' : 'hnsw';
   const nearest = await vectorNeighbours(trx, dimensions, scope, part, embedding, depth, plan);
   const ids = nearest.map((r) => r.id);
-  return (await candidatesQuery(trx, dimensions, scope, part, stats, text, embedding, depth, ids).execute(trx)).rows;
+  const candidates = candidatesQuery(trx, dimensions, scope, part, stats, text, embedding, depth, ids);
+  return small
+    ? (await executePrepared(trx, candidates.compile(trx))).rows
+    : (await candidates.execute(trx)).rows;
 }
 
 /** The lexical side and the context of the candidates (src/db/candidates.ts). Exported for EXPLAIN in tests. */
@@ -210,6 +236,7 @@ export function candidatesQuery(
     nearestIds,
     lexicalDepth: depth,
     lexicalBudget: LEXICAL_BUDGET,
+    lexicalAccess: stats.docs <= PREPARED_SCOPE_MAX ? 'scope' : 'index',
     previousLexicalShare: FUSION.previousLexicalShare,
     bm25: FUSION.bm25,
     headChars: SPEAKER_HEAD_CHARS,
@@ -309,15 +336,11 @@ export async function recall(core: Core, actor: Actor, input: RecallInput): Prom
       chosen.push(s);
     }
     if (chosen.length === 0) return [];
-    const rows: MemoryRow[] = await memoriesWithAnchor(trx)
+    const fetch = memoriesWithAnchor(trx)
       .select(MEMORY_COLUMNS)
       .where('m.tenant_id', '=', scope.tenantId)
-      .where(
-        'm.id',
-        'in',
-        chosen.map((s) => s.item.id),
-      )
-      .execute();
+      .where(anyOf(sql.ref('m.id'), chosen.map((s) => s.item.id)));
+    const rows: MemoryRow[] = (await executePrepared(trx, fetch.compile())).rows;
     const byId = new Map(rows.map((r) => [r.id, r]));
     return chosen.flatMap((s) => {
       const row = byId.get(s.item.id);
