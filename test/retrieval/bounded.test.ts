@@ -4,7 +4,15 @@ import { ensureVectorIndex, vectorParam } from '../../src/db/vector.js';
 import { upsertAnchor } from '../../src/domain/anchors.js';
 import type { Actor } from '../../src/domain/core.js';
 import { contentKey, newId } from '../../src/domain/text.js';
-import { recall } from '../../src/retrieval/recall.js';
+import { readScopeStats } from '../../src/db/scope-stats.js';
+import {
+  candidatesQuery,
+  exactNearestQuery,
+  PREPARED_SCOPE_MAX,
+  recall,
+  scopeUnits,
+  type RecallScope,
+} from '../../src/retrieval/recall.js';
 import { pino } from 'pino';
 import request from 'supertest';
 import { createApp } from '../../src/app.js';
@@ -21,6 +29,8 @@ const MEMORIES = 20_000;
 const SESSIONS = 100;
 // Far below the scope's size: a statement that reads every memory of the scope cannot pass.
 const ROW_BOUND = 5_000;
+/** A typical subject beside the big one, recalled by prepared statements (PREPARED_SCOPE_MAX). */
+const SMALL = 100;
 
 const WORDS = (
   'account address agenda apple balance battery billing blue booking budget cable calendar camera ' +
@@ -124,6 +134,31 @@ describe(`recall's cost on ${engine}`, () => {
           )
           .execute();
       }
+      const small = await upsertAnchor(trx, tenant.tenantId, now, { externalId: 'small-subject' });
+      await trx
+        .insertInto('memories')
+        .values(
+          contents.slice(0, SMALL).map((content, j) => ({
+            tenant_id: tenant.tenantId,
+            id: newId(),
+            agent_id: 'agent-1',
+            content,
+            content_key: contentKey(content),
+            binding: 'anchored' as const,
+            anchor_id: small.id,
+            session_id: null,
+            confidence: 0.7,
+            decay_rate: 0.01,
+            superseded_by: null,
+            metadata: '{}',
+            embedding: vectorParam(vectors[j] as Float32Array),
+            embedder: core.embedder.id,
+            created_at: now,
+            updated_at: now,
+            last_reinforced_at: now,
+          })),
+        )
+        .execute();
       if (engine === 'pglite') await ensureVectorIndex(trx, core.embedder.dimensions);
     });
     await sql`ANALYZE memories`.execute(core.db);
@@ -195,5 +230,64 @@ describe(`recall's cost on ${engine}`, () => {
       expect(statements.length).toBeGreaterThanOrEqual(3);
       for (const rows of reads) expect({ query, rows, bounded: rows <= ROW_BOUND }).toMatchObject({ bounded: true });
     }
+  });
+
+  /** A parameter as an SQL literal, for EXECUTE. */
+  const literal = (v: unknown): string =>
+    v === null
+      ? 'NULL'
+      : Array.isArray(v)
+        ? `'{${v.map((x) => (x === null ? 'NULL' : `"${String(x)}"`)).join(',')}}'`
+        : typeof v === 'number'
+          ? String(v)
+          : `'${String(v).replaceAll("'", "''")}'`;
+
+  it('plans the statements of a small scope, made without their values, through the scope', async () => {
+    const { core } = api;
+    const anchor = await upsertAnchor(core.db, tenant.tenantId, core.clock(), { externalId: 'small-subject' });
+    const scope: RecallScope = {
+      tenantId: tenant.tenantId,
+      agentId: 'agent-1',
+      anchorId: anchor.id,
+      sessionId: null,
+      includeSuperseded: false,
+    };
+    const text = 'billing address for the hotel booking';
+    const [embedding] = await core.embedder.embed([text], { kind: 'query' });
+    const [stats] = await readScopeStats(core.db, tenant.tenantId, [scopeUnits(scope, 'subject')]);
+    expect(stats?.docs).toBe(SMALL);
+    expect(SMALL).toBeLessThanOrEqual(PREPARED_SCOPE_MAX);
+    const dims = core.embedder.dimensions;
+    const nearest = exactNearestQuery(core.db, dims, scope, 'subject', embedding as Float32Array, 50);
+    const ids = (await nearest.execute()).map((r) => r.id);
+    const statements = [
+      nearest.compile(),
+      candidatesQuery(core.db, dims, scope, 'subject', stats!, text, embedding as Float32Array, 50, ids).compile(core.db),
+    ];
+    // A plan made without the values is what a prepared statement runs after its fifth execution:
+    // it must still find the scope by its indexes, not read the table (which a parameter in place
+    // of a binding once made it do, since the partial indexes name their binding).
+    const reads = await core.db.connection().execute(async (c) => {
+      await c.executeQuery(sql`SET plan_cache_mode = force_generic_plan`.compile(core.db));
+      try {
+        const out: number[] = [];
+        for (const [i, q] of statements.entries()) {
+          await c.executeQuery(sql`${sql.raw(`PREPARE generic_${i} AS ${q.sql}`)}`.compile(core.db));
+          const args = q.parameters.map(literal).join(', ');
+          const explained = await c.executeQuery<{ 'QUERY PLAN': unknown }>(
+            sql`${sql.raw(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE generic_${i}(${args})`)}`.compile(core.db),
+          );
+          await c.executeQuery(sql`${sql.raw(`DEALLOCATE generic_${i}`)}`.compile(core.db));
+          const raw = explained.rows[0]?.['QUERY PLAN'];
+          const doc = (typeof raw === 'string' ? JSON.parse(raw) : raw) as { Plan: PlanNode }[];
+          out.push(memoryRowsRead(doc[0]?.Plan as PlanNode));
+        }
+        return out;
+      } finally {
+        await c.executeQuery(sql`RESET plan_cache_mode`.compile(core.db));
+      }
+    });
+    console.log(`bounded: generic plans of a ${SMALL}-memory scope: memories rows read ${JSON.stringify(reads)}`);
+    for (const rows of reads) expect(rows).toBeLessThanOrEqual(2_000);
   });
 });
