@@ -134,15 +134,52 @@ export async function revokeKey(core: Core, actor: Actor, keyId: string): Promis
       .execute();
     await recordEvent(trx, actor, core.clock(), { action: 'key_revoked', changes: { key_id: keyId } });
   });
+  // After the commit: a request between clearing and committing would cache the key again.
+  keyCache(core.db).clear();
+}
+
+/**
+ * Keys found valid, by hash, for a few seconds: a lookup per request was one statement of the six a
+ * recall runs. A revocation clears the cache of the process that made it, so it holds there at once;
+ * other processes on the same database (replicas) refuse the key once their entry expires.
+ */
+export const KEY_CACHE_MS = 5_000;
+const KEY_CACHE_MAX = 10_000;
+interface CachedKey {
+  actor: Actor;
+  expiresAt: number;
+}
+const keyCaches = new WeakMap<Db, Map<string, CachedKey>>();
+
+function keyCache(db: Db): Map<string, CachedKey> {
+  let cache = keyCaches.get(db);
+  if (!cache) keyCaches.set(db, (cache = new Map()));
+  return cache;
 }
 
 /** Resolves a bearer key to its actor, or null when it is malformed, unknown or revoked. */
 export async function authenticate(core: Core, rawKey: string): Promise<Actor | null> {
   if (!KEY_SHAPE.test(rawKey)) return null;
+  const hash = hashApiKey(rawKey);
+  const entry = hash.toString('base64');
+  const cache = keyCache(core.db);
+  const cached = cache.get(entry);
+  if (cached && cached.expiresAt > performance.now()) return cached.actor;
+  cache.delete(entry);
+  const actor = await lookUpKey(core, hash);
+  if (actor) {
+    // Oldest first out: a Map iterates in insertion order.
+    if (cache.size >= KEY_CACHE_MAX) cache.delete(cache.keys().next().value as string);
+    cache.set(entry, { actor, expiresAt: performance.now() + KEY_CACHE_MS });
+  }
+  return actor;
+}
+
+async function lookUpKey(core: Core, hash: Buffer): Promise<Actor | null> {
   const row = await core.db
     .selectFrom('api_keys')
     .select(['tenant_id', 'id', 'scopes', 'last_used_at', 'agent_ids'])
-    .where('key_hash', '=', hashApiKey(rawKey))
+    .where('key_hash', '=', hash)
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
   if (!row) return null;
