@@ -23,8 +23,11 @@ export interface CandidateQuery {
   text: string;
   embedding: Float32Array;
   dimensions: number;
-  /** Candidates of the vector side; they and their session neighbours are returned too. */
-  nearestIds: readonly string[];
+  /**
+   * Candidates of the vector side, found before or by a statement of theirs (rows with an `id`)
+   * run as this one's first step; they and their session neighbours are returned too.
+   */
+  nearest: readonly string[] | RawBuilder<{ id: string }>;
   /** How many memories the lexical side brings, best contextual BM25 first. */
   lexicalDepth: number;
   /**
@@ -122,6 +125,9 @@ export function recallCandidates(q: CandidateQuery): RawBuilder<CandidateRow> {
   const byId = (alias: string) =>
     sql`(SELECT m.id, m.session_id, m.seq, m.search FROM memories AS m WHERE m.tenant_id = ${tenant} AND m.id = ${sql.ref(alias)})`;
 
+  const nearest = Array.isArray(q.nearest)
+    ? sql`SELECT DISTINCT x.id FROM unnest(${q.nearest}::uuid[]) AS x(id)`
+    : sql`SELECT DISTINCT x.id FROM (${q.nearest as RawBuilder<{ id: string }>}) AS x`;
   const picked = sql<boolean>`m.search @@ (SELECT picked.q FROM picked)`;
   // A materialized CTE is an optimization fence: the scope's own indexes find its rows, whatever a
   // plan made without the values would estimate (src/db/prepared.ts).
@@ -132,7 +138,7 @@ export function recallCandidates(q: CandidateQuery): RawBuilder<CandidateRow> {
       : q.scope().select(['m.id', 'm.session_id', 'm.seq']).where(picked).limit(sql<number>`${lexicalBudget}`);
 
   return sql<CandidateRow>`
-    WITH nearest AS MATERIALIZED (SELECT DISTINCT x.id FROM unnest(${q.nearestIds}::uuid[]) AS x(id)),
+    WITH nearest AS MATERIALIZED (${nearest}),
     units AS MATERIALIZED (SELECT ${unitKeys(q.units)} AS keys),
     terms AS MATERIALIZED (
       SELECT (row_number() OVER ())::int AS k, t.q, ${termLexemes(sql`t.term`)} AS lexemes

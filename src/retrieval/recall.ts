@@ -1,4 +1,4 @@
-import { sql, type ExpressionBuilder, type Expression, type SqlBool } from 'kysely';
+import { sql, type ExpressionBuilder, type Expression, type RawBuilder, type SqlBool } from 'kysely';
 import type { Binding } from '../config.js';
 import type { Db } from '../db/connect.js';
 import { recallCandidates, type CandidateRow } from '../db/candidates.js';
@@ -134,11 +134,10 @@ export function exactNearestQuery(
 }
 
 /**
- * How the vector side runs: `exact` scans the scope, `prepared` too, as a prepared statement (for
- * small scopes), `hnsw` walks the HNSW index with the scope as a filter, `planner` leaves the choice
- * to the planner's statistics.
+ * How the vector side runs: `exact` scans the scope, `hnsw` walks the HNSW index with the scope as
+ * a filter, `planner` leaves the choice to the planner's statistics.
  */
-export type VectorPlan = 'exact' | 'prepared' | 'hnsw' | 'planner';
+export type VectorPlan = 'exact' | 'hnsw' | 'planner';
 
 /**
  * Scopes of at most this many memories are recalled with prepared statements whose plans hold
@@ -161,9 +160,6 @@ export async function vectorNeighbours(
   depth: number,
   plan: VectorPlan = 'planner',
 ): Promise<{ id: string; distance: number }[]> {
-  if (plan === 'prepared') {
-    return (await executePrepared(trx, exactNearestQuery(trx, dimensions, scope, part, query, depth).compile())).rows;
-  }
   if (plan === 'exact') return exactNearestQuery(trx, dimensions, scope, part, query, depth).execute();
   await enableIterativeScan(trx, plan === 'hnsw');
   const rows = await nearestQuery(trx, dimensions, scope, part, query, depth).execute();
@@ -203,14 +199,17 @@ async function rankPart(
   depth: number,
   exactScanMax: number,
 ): Promise<CandidateRow[]> {
-  const small = stats.docs <= PREPARED_SCOPE_MAX;
-  const plan = small ? 'prepared' : stats.docs <= exactScanMax ? 'exact' : 'hnsw';
+  // A small scope's exact scan runs as the candidate statement's first step: one prepared
+  // statement per part instead of two.
+  if (stats.docs <= PREPARED_SCOPE_MAX) {
+    const nearest = sql<{ id: string }>`${exactNearestQuery(trx, dimensions, scope, part, embedding, depth)}`;
+    const candidates = candidatesQuery(trx, dimensions, scope, part, stats, text, embedding, depth, nearest);
+    return (await executePrepared(trx, candidates.compile(trx))).rows;
+  }
+  const plan = stats.docs <= exactScanMax ? 'exact' : 'hnsw';
   const nearest = await vectorNeighbours(trx, dimensions, scope, part, embedding, depth, plan);
   const ids = nearest.map((r) => r.id);
-  const candidates = candidatesQuery(trx, dimensions, scope, part, stats, text, embedding, depth, ids);
-  return small
-    ? (await executePrepared(trx, candidates.compile(trx))).rows
-    : (await candidates.execute(trx)).rows;
+  return (await candidatesQuery(trx, dimensions, scope, part, stats, text, embedding, depth, ids).execute(trx)).rows;
 }
 
 /** The lexical side and the context of the candidates (src/db/candidates.ts). Exported for EXPLAIN in tests. */
@@ -223,7 +222,7 @@ export function candidatesQuery(
   text: string,
   embedding: Float32Array,
   depth: number,
-  nearestIds: readonly string[],
+  nearest: readonly string[] | RawBuilder<{ id: string }>,
 ) {
   return recallCandidates({
     scope: () => trx.selectFrom('memories as m').where((eb) => scopeFilter(eb, scope, part)),
@@ -233,7 +232,7 @@ export function candidatesQuery(
     text,
     embedding,
     dimensions,
-    nearestIds,
+    nearest,
     lexicalDepth: depth,
     lexicalBudget: LEXICAL_BUDGET,
     lexicalAccess: stats.docs <= PREPARED_SCOPE_MAX ? 'scope' : 'index',

@@ -258,11 +258,12 @@ describe(`recall's cost on ${engine}`, () => {
     expect(stats?.docs).toBe(SMALL);
     expect(SMALL).toBeLessThanOrEqual(PREPARED_SCOPE_MAX);
     const dims = core.embedder.dimensions;
-    const nearest = exactNearestQuery(core.db, dims, scope, 'subject', embedding as Float32Array, 50);
-    const ids = (await nearest.execute()).map((r) => r.id);
+    // The statement recall prepares for a small scope: the exact scan is its first step.
+    const nearest = sql<{ id: string }>`${exactNearestQuery(core.db, dims, scope, 'subject', embedding as Float32Array, 50)}`;
     const statements = [
-      nearest.compile(),
-      candidatesQuery(core.db, dims, scope, 'subject', stats!, text, embedding as Float32Array, 50, ids).compile(core.db),
+      candidatesQuery(core.db, dims, scope, 'subject', stats!, text, embedding as Float32Array, 50, nearest).compile(
+        core.db,
+      ),
     ];
     // A plan made without the values is what a prepared statement runs after its fifth execution:
     // it must still find the scope by its indexes, not read the table (which a parameter in place
