@@ -23,11 +23,8 @@ export interface CandidateQuery {
   text: string;
   embedding: Float32Array;
   dimensions: number;
-  /**
-   * Candidates of the vector side, found before or by a statement of theirs (rows with an `id`)
-   * run as this one's first step; they and their session neighbours are returned too.
-   */
-  nearest: readonly string[] | RawBuilder<{ id: string }>;
+  /** Candidates of the vector side; they and their session neighbours are returned too. */
+  nearest: readonly string[];
   /** How many memories the lexical side brings, best contextual BM25 first. */
   lexicalDepth: number;
   /**
@@ -36,13 +33,6 @@ export interface CandidateQuery {
    * whatever the scope's size. A term too common to fetch still scores every candidate that holds it.
    */
   lexicalBudget: number;
-  /**
-   * How the lexical side finds the memories holding the picked terms: `scope` reads the scope's rows
-   * by its own indexes and tests each (for small scopes: a plan that holds whatever the values, so
-   * the statement can be prepared); `index` asks the full-text index, which the planner must then
-   * weigh against the scope's indexes with the values in hand.
-   */
-  lexicalAccess: 'scope' | 'index';
   /** Share of the previous memory's BM25 that counts toward a memory's (FUSION.previousLexicalShare). */
   previousLexicalShare: number;
   bm25: Bm25Parameters;
@@ -76,6 +66,42 @@ const positive = (n: number, what: string): number => {
 };
 
 /**
+ * The query's BM25 weights as CTEs (`units`, `terms`, `tdf`: each term's document frequency in the
+ * scope, `weights`: their idf), and the BM25 of a memory row from them.
+ */
+export function bm25Weights(q: Pick<CandidateQuery, 'tenantId' | 'units' | 'stats' | 'text' | 'bm25'>) {
+  const n = sql<number>`${Math.max(0, q.stats.docs)}::float8`;
+  const avgLen = sql<number>`${Math.max(1, q.stats.docs > 0 ? q.stats.totalLen / q.stats.docs : 1)}::float8`;
+  const idf = bm25Idf(sql`tdf.df`, n);
+  const weights = sql`units AS MATERIALIZED (SELECT ${unitKeys(q.units)} AS keys),
+    terms AS MATERIALIZED (
+      SELECT (row_number() OVER ())::int AS k, t.q, ${termLexemes(sql`t.term`)} AS lexemes
+      FROM ${queryTerms(q.text)} AS t
+    ),
+    -- A phrase's frequency is taken as its rarest word's: an upper bound, close enough for BM25.
+    tdf AS MATERIALIZED (
+      SELECT terms.k, terms.q, coalesce((
+        SELECT min(coalesce((
+          SELECT sum(s.df) FROM memory_term_stats AS s
+          WHERE s.tenant_id = ${q.tenantId} AND s.unit = ANY((SELECT u.keys FROM units AS u)::text[])
+            AND s.lexeme = l.lexeme), 0))
+        FROM unnest(terms.lexemes) AS l(lexeme)), 0)::float8 AS df
+      FROM terms
+    ),
+    -- The idf of term k is idf[k].
+    weights AS MATERIALIZED (
+      SELECT coalesce(array_agg(${idf}::float8 ORDER BY tdf.k), '{}') AS idf FROM tdf
+    )`;
+  // BM25 of the memory row `alias`, from the weights of every query term it holds.
+  const lexicalOf = (alias: string) => {
+    const search = sql.ref(`${alias}.search`);
+    const norm = bm25LengthNorm(sql`length(${search})`, avgLen, q.bm25);
+    return sql<number>`(coalesce((SELECT sum(w.idf[t.k]) FROM terms AS t, weights AS w WHERE ${search} @@ t.q), 0) * ${norm})::float8`;
+  };
+  return { weights, lexicalOf };
+}
+
+/**
  * Okapi BM25 of the query with the scope's statistics (memory count, average length, document
  * frequencies), read from the counters that migration 0006 keeps per unit: a term every memory holds
  * (a speaker's name, "customer") counts for little and a rare one for much, which ts_rank_cd,
@@ -99,16 +125,8 @@ export function recallCandidates(q: CandidateQuery): RawBuilder<CandidateRow> {
   positive(q.headChars, 'head length');
   const share = sql.lit(q.previousLexicalShare);
   const tenant = q.tenantId;
-  const n = sql<number>`${Math.max(0, q.stats.docs)}::float8`;
-  const avgLen = sql<number>`${Math.max(1, q.stats.docs > 0 ? q.stats.totalLen / q.stats.docs : 1)}::float8`;
   const lexicalBudget = sql`${q.lexicalBudget}::int`;
-  const idf = bm25Idf(sql`tdf.df`, n);
-  // BM25 of the memory row `alias`, from the weights of every query term it holds.
-  const lexicalOf = (alias: string) => {
-    const search = sql.ref(`${alias}.search`);
-    const norm = bm25LengthNorm(sql`length(${search})`, avgLen, q.bm25);
-    return sql<number>`(coalesce((SELECT sum(w.idf[t.k]) FROM terms AS t, weights AS w WHERE ${search} @@ t.q), 0) * ${norm})::float8`;
-  };
+  const { weights, lexicalOf } = bm25Weights(q);
   // The memory of the scope stored just before (or after) the row `alias` in its session.
   const neighbour = (alias: string, side: 'prev' | 'next') =>
     q
@@ -125,38 +143,13 @@ export function recallCandidates(q: CandidateQuery): RawBuilder<CandidateRow> {
   const byId = (alias: string) =>
     sql`(SELECT m.id, m.session_id, m.seq, m.search FROM memories AS m WHERE m.tenant_id = ${tenant} AND m.id = ${sql.ref(alias)})`;
 
-  const nearest = Array.isArray(q.nearest)
-    ? sql`SELECT DISTINCT x.id FROM unnest(${q.nearest}::uuid[]) AS x(id)`
-    : sql`SELECT DISTINCT x.id FROM (${q.nearest as RawBuilder<{ id: string }>}) AS x`;
+  const nearest = sql`SELECT DISTINCT x.id FROM unnest(${q.nearest}::uuid[]) AS x(id)`;
   const picked = sql<boolean>`m.search @@ (SELECT picked.q FROM picked)`;
-  // A materialized CTE is an optimization fence: the scope's own indexes find its rows, whatever a
-  // plan made without the values would estimate (src/db/prepared.ts).
-  const matched =
-    q.lexicalAccess === 'scope'
-      ? sql`WITH scoped AS MATERIALIZED (${q.scope().select(['m.id', 'm.session_id', 'm.seq', 'm.search'])})
-          SELECT m.id, m.session_id, m.seq FROM scoped AS m WHERE ${picked} LIMIT ${lexicalBudget}`
-      : q.scope().select(['m.id', 'm.session_id', 'm.seq']).where(picked).limit(sql<number>`${lexicalBudget}`);
+  const matched = q.scope().select(['m.id', 'm.session_id', 'm.seq']).where(picked).limit(sql<number>`${lexicalBudget}`);
 
   return sql<CandidateRow>`
     WITH nearest AS MATERIALIZED (${nearest}),
-    units AS MATERIALIZED (SELECT ${unitKeys(q.units)} AS keys),
-    terms AS MATERIALIZED (
-      SELECT (row_number() OVER ())::int AS k, t.q, ${termLexemes(sql`t.term`)} AS lexemes
-      FROM ${queryTerms(q.text)} AS t
-    ),
-    -- A phrase's frequency is taken as its rarest word's: an upper bound, close enough for BM25.
-    tdf AS MATERIALIZED (
-      SELECT terms.k, terms.q, coalesce((
-        SELECT min(coalesce((
-          SELECT sum(s.df) FROM memory_term_stats AS s
-          WHERE s.tenant_id = ${tenant} AND s.unit = ANY((SELECT u.keys FROM units AS u)::text[]) AND s.lexeme = l.lexeme), 0))
-        FROM unnest(terms.lexemes) AS l(lexeme)), 0)::float8 AS df
-      FROM terms
-    ),
-    -- The idf of term k is idf[k].
-    weights AS MATERIALIZED (
-      SELECT coalesce(array_agg(${idf}::float8 ORDER BY tdf.k), '{}') AS idf FROM tdf
-    ),
+    ${weights},
     picked AS MATERIALIZED (
       SELECT string_agg(x.q::text, ' | ')::tsquery AS q FROM (
         SELECT tdf.q, sum(tdf.df) OVER (ORDER BY tdf.df, tdf.k) AS running FROM tdf WHERE tdf.df > 0

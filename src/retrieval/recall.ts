@@ -1,7 +1,8 @@
-import { sql, type ExpressionBuilder, type Expression, type RawBuilder, type SqlBool } from 'kysely';
+import { sql, type ExpressionBuilder, type Expression, type SqlBool } from 'kysely';
 import type { Binding } from '../config.js';
 import type { Db } from '../db/connect.js';
 import { recallCandidates, type CandidateRow } from '../db/candidates.js';
+import { scanCandidates } from '../db/candidates-scan.js';
 import type { Database } from '../db/schema.js';
 import { executePrepared } from '../db/prepared.js';
 import { anyOf } from '../db/arrays.js';
@@ -199,11 +200,8 @@ async function rankPart(
   depth: number,
   exactScanMax: number,
 ): Promise<CandidateRow[]> {
-  // A small scope's exact scan runs as the candidate statement's first step: one prepared
-  // statement per part instead of two.
   if (stats.docs <= PREPARED_SCOPE_MAX) {
-    const nearest = sql<{ id: string }>`${exactNearestQuery(trx, dimensions, scope, part, embedding, depth)}`;
-    const candidates = candidatesQuery(trx, dimensions, scope, part, stats, text, embedding, depth, nearest);
+    const candidates = scanQuery(trx, dimensions, scope, part, stats, text, embedding, depth);
     return (await executePrepared(trx, candidates.compile(trx))).rows;
   }
   const plan = stats.docs <= exactScanMax ? 'exact' : 'hnsw';
@@ -222,7 +220,7 @@ export function candidatesQuery(
   text: string,
   embedding: Float32Array,
   depth: number,
-  nearest: readonly string[] | RawBuilder<{ id: string }>,
+  nearest: readonly string[],
 ) {
   return recallCandidates({
     scope: () => trx.selectFrom('memories as m').where((eb) => scopeFilter(eb, scope, part)),
@@ -235,7 +233,33 @@ export function candidatesQuery(
     nearest,
     lexicalDepth: depth,
     lexicalBudget: LEXICAL_BUDGET,
-    lexicalAccess: stats.docs <= PREPARED_SCOPE_MAX ? 'scope' : 'index',
+    previousLexicalShare: FUSION.previousLexicalShare,
+    bm25: FUSION.bm25,
+    headChars: SPEAKER_HEAD_CHARS,
+  });
+}
+
+/** A small scope's candidates, vector side included, in one pass (src/db/candidates-scan.ts). Exported for EXPLAIN in tests. */
+export function scanQuery(
+  trx: Db,
+  dimensions: number,
+  scope: RecallScope,
+  part: Part,
+  stats: ScopeStats,
+  text: string,
+  embedding: Float32Array,
+  depth: number,
+) {
+  return scanCandidates({
+    scope: () => trx.selectFrom('memories as m').where((eb) => scopeFilter(eb, scope, part)),
+    tenantId: scope.tenantId,
+    units: scopeUnits(scope, part),
+    stats,
+    text,
+    embedding,
+    dimensions,
+    vectorDepth: depth,
+    lexicalDepth: depth,
     previousLexicalShare: FUSION.previousLexicalShare,
     bm25: FUSION.bm25,
     headChars: SPEAKER_HEAD_CHARS,
