@@ -13,6 +13,7 @@ import { createEmbedder } from './embedding/factory.js';
 import { llmBreakerFor } from './llm/breaker.js';
 import { createLogger } from './logger.js';
 import { reportingUnavailable } from './embedding/unavailable.js';
+import { cachingQueries } from './embedding/query-cache.js';
 
 export interface Running {
   core: Core;
@@ -32,7 +33,7 @@ export async function startCore(
   } = {},
 ): Promise<Running> {
   const log = overrides.log ?? createLogger(config.logLevel);
-  const embedder = overrides.embedder ?? reportingUnavailable(await createEmbedder(config), log);
+  const embedder = overrides.embedder ?? reportingUnavailable(cachingQueries(await createEmbedder(config)), log);
   const handle = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,

@@ -8,9 +8,16 @@ export interface EmbedderIdentity {
   dimensions: number;
 }
 
-/** pgvector's text form; numbers print with enough digits to round-trip a float32. */
+const literals = new WeakMap<Float32Array, string>();
+
+/**
+ * pgvector's text form; numbers print with enough digits to round-trip a float32. Kept per vector:
+ * a recall sends its query vector in each of its statements, and printing 512 floats is not free.
+ */
 export function toVectorLiteral(v: Float32Array): string {
-  return `[${Array.from(v).join(',')}]`;
+  let literal = literals.get(v);
+  if (literal === undefined) literals.set(v, (literal = `[${Array.from(v).join(',')}]`));
+  return literal;
 }
 
 function checkDimensions(dimensions: number): number {
