@@ -22,8 +22,7 @@ export function scanCandidates(q: ScanCandidateQuery): RawBuilder<CandidateRow> 
   const { weights, lexicalOf } = bm25Weights(q);
   const scope = q.scope().select(['m.id', 'm.session_id', 'm.seq', 'm.search']);
   // Memories outside any session have no neighbours (a window over their NULL session would make some).
-  const inSession = (expr: RawBuilder<unknown>) =>
-    sql`CASE WHEN s.session_id IS NULL THEN NULL ELSE ${expr} END`;
+  const inSession = (expr: RawBuilder<unknown>) => sql`CASE WHEN s.session_id IS NULL THEN NULL ELSE ${expr} END`;
   const contextual = sql`c.lexical + ${share} * c.previous_lexical`;
   return sql<CandidateRow>`
     WITH query_vector AS MATERIALIZED (SELECT ${queryVector(q.dimensions, q.embedding)} AS v),

@@ -145,7 +145,11 @@ export function recallCandidates(q: CandidateQuery): RawBuilder<CandidateRow> {
 
   const nearest = sql`SELECT DISTINCT x.id FROM unnest(${q.nearest}::uuid[]) AS x(id)`;
   const picked = sql<boolean>`m.search @@ (SELECT picked.q FROM picked)`;
-  const matched = q.scope().select(['m.id', 'm.session_id', 'm.seq']).where(picked).limit(sql<number>`${lexicalBudget}`);
+  const matched = q
+    .scope()
+    .select(['m.id', 'm.session_id', 'm.seq'])
+    .where(picked)
+    .limit(sql<number>`${lexicalBudget}`);
 
   return sql<CandidateRow>`
     WITH nearest AS MATERIALIZED (${nearest}),

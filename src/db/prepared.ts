@@ -30,5 +30,5 @@ export function statementName(text: string): string {
 
 /** Runs a compiled statement as a prepared one (see above). */
 export function executePrepared<R>(db: Db, query: CompiledQuery<R>): Promise<QueryResult<R>> {
-  return db.executeQuery(CompiledQuery.raw(MARK + query.sql, [...query.parameters]) as CompiledQuery<R>);
+  return db.executeQuery<R>(CompiledQuery.raw(MARK + query.sql, [...query.parameters]));
 }

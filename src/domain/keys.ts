@@ -153,7 +153,7 @@ const keyCaches = new WeakMap<Db, Map<string, CachedKey>>();
 
 function keyCache(db: Db): Map<string, CachedKey> {
   let cache = keyCaches.get(db);
-  if (!cache) keyCaches.set(db, (cache = new Map()));
+  if (!cache) keyCaches.set(db, (cache = new Map<string, CachedKey>()));
   return cache;
 }
 

@@ -72,7 +72,10 @@ export function scopeFilter(eb: MemoryEb, scope: RecallScope, part: Part): Expre
                 eb.and([
                   eb('m.binding', '=', binding('session')),
                   scope.mentioned && scope.mentioned.memoryIds.length > 0
-                    ? eb.or([eb('m.session_id', '=', scope.sessionId), anyOf(sql.ref('m.id'), scope.mentioned.memoryIds)])
+                    ? eb.or([
+                        eb('m.session_id', '=', scope.sessionId),
+                        anyOf(sql.ref('m.id'), scope.mentioned.memoryIds),
+                      ])
                     : eb('m.session_id', '=', scope.sessionId),
                 ]),
               ]
@@ -183,31 +186,48 @@ export function scopeUnits(scope: RecallScope, part: Part): ScopeUnit[] {
 /** How many memories the lexical side may read per part (src/db/candidates.ts, lexicalBudget). */
 export const LEXICAL_BUDGET = 1000;
 
+/** A part of the scope to rank, with its statistics and how many candidates each side brings. */
+interface PartToRank {
+  part: Part;
+  stats: ScopeStats;
+  depth: number;
+}
+
 /**
- * One part of the scope (the subject's memories, or canon): the nearest memories by vector and the
- * best by BM25 (with a share of their session predecessor's) become candidates, and the session
- * neighbours of the vector candidates join them, since a memory whose neighbour matches may be the
- * answer (src/db/candidates.ts).
+ * The parts of the scope (the subject's memories, and canon): in each, the nearest memories by
+ * vector and the best by BM25 (with a share of their session predecessor's) become candidates, and
+ * the session neighbours of the vector candidates join them, since a memory whose neighbour matches
+ * may be the answer. Small parts are ranked together in one prepared statement
+ * (src/db/candidates-scan.ts); a large one by its own bounded statements (src/db/candidates.ts).
  */
-async function rankPart(
-  trx: Db,
+async function rankParts(
+  db: Db,
   dimensions: number,
   scope: RecallScope,
-  part: Part,
-  stats: ScopeStats,
+  parts: readonly PartToRank[],
   text: string,
   embedding: Float32Array,
-  depth: number,
   exactScanMax: number,
 ): Promise<CandidateRow[]> {
-  if (stats.docs <= PREPARED_SCOPE_MAX) {
-    const candidates = scanQuery(trx, dimensions, scope, part, stats, text, embedding, depth);
-    return (await executePrepared(trx, candidates.compile(trx))).rows;
+  const small = parts.filter((p) => p.stats.docs <= PREPARED_SCOPE_MAX);
+  const rows: CandidateRow[] = [];
+  if (small.length > 0) {
+    const scans = small.map(
+      (p) => sql`SELECT x.* FROM (${scanQuery(db, dimensions, scope, p.part, p.stats, text, embedding, p.depth)}) AS x`,
+    );
+    const statement = sql<CandidateRow>`${sql.join(scans, sql` UNION ALL `)}`;
+    rows.push(...(await executePrepared(db, statement.compile(db))).rows);
   }
-  const plan = stats.docs <= exactScanMax ? 'exact' : 'hnsw';
-  const nearest = await vectorNeighbours(trx, dimensions, scope, part, embedding, depth, plan);
-  const ids = nearest.map((r) => r.id);
-  return (await candidatesQuery(trx, dimensions, scope, part, stats, text, embedding, depth, ids).execute(trx)).rows;
+  for (const p of parts.filter((x) => x.stats.docs > PREPARED_SCOPE_MAX)) {
+    const plan = p.stats.docs <= exactScanMax ? 'exact' : 'hnsw';
+    const neighbours = (d: Db) => vectorNeighbours(d, dimensions, scope, p.part, embedding, p.depth, plan);
+    // The HNSW settings are local to a transaction, so that they end with it.
+    const nearest = plan === 'hnsw' ? await db.transaction().execute(neighbours) : await neighbours(db);
+    const ids = nearest.map((r) => r.id);
+    const candidates = candidatesQuery(db, dimensions, scope, p.part, p.stats, text, embedding, p.depth, ids);
+    rows.push(...(await candidates.execute(db)).rows);
+  }
+  return rows;
 }
 
 /** The lexical side and the context of the candidates (src/db/candidates.ts). Exported for EXPLAIN in tests. */
@@ -286,10 +306,13 @@ export async function recall(core: Core, actor: Actor, input: RecallInput): Prom
   const [embedding] = await core.embedder.embed([input.query], { kind: 'query' });
   if (!embedding) throw new Error('embedder returned no vector');
   const now = core.clock();
-  return core.db.transaction().execute(async (trx) => {
+  // One connection, but no transaction: each statement reads committed data, and a memory gone
+  // between the candidates and their fetch is left out. A scope large enough for HNSW opens one for
+  // that part's settings (rankParts).
+  return core.db.connection().execute(async (conn) => {
     // Recall never creates an anchor: an unknown external id matches no subject memories. A session
     // of a subject brings that subject's durable memories along, unless an anchor was named.
-    const { placement, session } = await resolvePlacement(trx, actor.tenantId, input.anchor, input.sessionId, {
+    const { placement, session } = await resolvePlacement(conn, actor.tenantId, input.anchor, input.sessionId, {
       mustBeActive: false,
     });
     // An expired session's memories are gone even before the sweeper deletes them.
@@ -299,24 +322,24 @@ export async function recall(core: Core, actor: Actor, input: RecallInput): Prom
       agentId: input.agentId,
       anchorId: placement.anchorId,
       sessionId,
-      mentioned: sessionId ? await mentionedIn(trx, actor.tenantId, sessionId) : undefined,
+      mentioned: sessionId ? await mentionedIn(conn, actor.tenantId, sessionId) : undefined,
       includeSuperseded: input.includeSuperseded,
     };
     const dims = core.embedder.dimensions;
     const cap = canonCap(input.limit);
-    const [subjectStats, canonStats] = await readScopeStats(trx, scope.tenantId, [
+    const [subjectStats, canonStats] = await readScopeStats(conn, scope.tenantId, [
       scopeUnits(scope, 'subject'),
       scopeUnits(scope, 'canon'),
     ]);
     // The counters count active memories; with superseded ones asked for, a part is never skipped.
-    const ranked = (part: Part, stats: ScopeStats | undefined, depth: number) =>
-      stats && (stats.docs > 0 || scope.includeSuperseded)
-        ? rankPart(trx, dims, scope, part, stats, input.query, embedding, depth, core.config.recallExactScanMax)
-        : Promise.resolve([]);
-    const subject = await ranked('subject', subjectStats, candidateDepth(input.limit));
+    const parts: PartToRank[] = [];
+    // The counters count active memories; with superseded ones asked for, a part is never skipped.
     // Most tenants have no canon: its counter says so without a query.
-    const canon = await ranked('canon', canonStats, canonDepth(cap));
-    const fetched = [...subject, ...canon];
+    const wanted = (stats: ScopeStats | undefined): stats is ScopeStats =>
+      stats !== undefined && (stats.docs > 0 || scope.includeSuperseded);
+    if (wanted(subjectStats)) parts.push({ part: 'subject', stats: subjectStats, depth: candidateDepth(input.limit) });
+    if (wanted(canonStats)) parts.push({ part: 'canon', stats: canonStats, depth: canonDepth(cap) });
+    const fetched = await rankParts(conn, dims, scope, parts, input.query, embedding, core.config.recallExactScanMax);
     const distances = new Map(fetched.map((r) => [r.id, r.distance]));
     const candidates = fetched.filter((r) => r.candidate);
     const neighbourDistances = (c: CandidateRow): number[] =>
@@ -359,11 +382,16 @@ export async function recall(core: Core, actor: Actor, input: RecallInput): Prom
       chosen.push(s);
     }
     if (chosen.length === 0) return [];
-    const fetch = memoriesWithAnchor(trx)
+    const fetch = memoriesWithAnchor(conn)
       .select(MEMORY_COLUMNS)
       .where('m.tenant_id', '=', scope.tenantId)
-      .where(anyOf(sql.ref('m.id'), chosen.map((s) => s.item.id)));
-    const rows: MemoryRow[] = (await executePrepared(trx, fetch.compile())).rows;
+      .where(
+        anyOf(
+          sql.ref('m.id'),
+          chosen.map((s) => s.item.id),
+        ),
+      );
+    const rows: MemoryRow[] = (await executePrepared(conn, fetch.compile())).rows;
     const byId = new Map(rows.map((r) => [r.id, r]));
     return chosen.flatMap((s) => {
       const row = byId.get(s.item.id);

@@ -230,10 +230,10 @@ describe(`recall's cost on ${engine}`, () => {
     v === null
       ? 'NULL'
       : Array.isArray(v)
-        ? `'{${v.map((x) => (x === null ? 'NULL' : `"${String(x)}"`)).join(',')}}'`
+        ? `'{${(v as (string | null)[]).map((x) => (x === null ? 'NULL' : `"${x}"`)).join(',')}}'`
         : typeof v === 'number'
           ? String(v)
-          : `'${String(v).replaceAll("'", "''")}'`;
+          : `'${(v as string).replaceAll("'", "''")}'`;
 
   it('runs the prepared statements of a small scope, once their plan is settled, through the scope', async () => {
     const { core } = api;
