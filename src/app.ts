@@ -5,6 +5,7 @@ import { AppError, outageError, toProblem, UnavailableError } from './errors.js'
 import { authorize, checkSetupToken } from './access/auth.js';
 import { AuthThrottle } from './access/auth-throttle.js';
 import { createMetrics } from './http/metrics.js';
+import { answerOtherMethods } from './http/methods.js';
 import { buildOpenApi } from './http/openapi.js';
 import { RateLimitedError, RateLimiter } from './access/rate-limit.js';
 import type { AnyRoute } from './http/route.js';
@@ -17,7 +18,7 @@ import { memoryRoutes } from './http/routes/memories.js';
 import { opsRoutes } from './http/routes/ops.js';
 import { sessionRoutes } from './http/routes/sessions.js';
 import { setupRoutes } from './http/routes/setup.js';
-import { parseInput } from './http/validate.js';
+import { NO_QUERY, parseInput, refuseBody } from './http/validate.js';
 import { mountMcp } from './mcp/http.js';
 import { VERSION } from './version.js';
 
@@ -135,8 +136,9 @@ export function createApp(core: Core): express.Express {
         core,
         actor,
         params: spec.params ? (parseInput(spec.params, req.params, 'params') as unknown) : {},
-        query: spec.query ? (parseInput(spec.query, req.query, 'query') as unknown) : {},
-        body: spec.body ? (parseInput(spec.body, req.body, 'body') as unknown) : undefined,
+        // A route without a query schema takes no parameter: an unknown one is refused, not ignored.
+        query: parseInput(spec.query ?? NO_QUERY, req.query, 'query') as unknown,
+        body: spec.body ? (parseInput(spec.body, req.body, 'body') as unknown) : refuseBody(req.body),
         req,
         res,
       });
@@ -148,6 +150,7 @@ export function createApp(core: Core): express.Express {
   }
 
   mountMcp(app, core, limiter, throttle);
+  answerOtherMethods(app, routes);
 
   app.use((req: Request) => {
     throw new AppError('not_found', `no route ${req.method} ${req.path}`);

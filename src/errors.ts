@@ -5,6 +5,7 @@ export type ErrorCode =
   | 'insufficient_scope'
   | 'setup_disabled'
   | 'not_found'
+  | 'method_not_allowed'
   | 'conflict'
   | 'session_ended'
   | 'payload_too_large'
@@ -22,6 +23,7 @@ export const ERROR_STATUS: Record<ErrorCode, number> = {
   insufficient_scope: 403,
   setup_disabled: 403,
   not_found: 404,
+  method_not_allowed: 405,
   conflict: 409,
   session_ended: 409,
   payload_too_large: 413,
@@ -39,6 +41,7 @@ export const ERROR_TITLE: Record<ErrorCode, string> = {
   insufficient_scope: 'Insufficient scope',
   setup_disabled: 'Setup disabled',
   not_found: 'Not found',
+  method_not_allowed: 'Method not allowed',
   conflict: 'Conflict',
   session_ended: 'Session ended',
   payload_too_large: 'Payload too large',

@@ -26,6 +26,7 @@ const MESSAGES: Record<ErrorCode, (detail: string) => string> = {
   setup_disabled: (d) => `${speak(d)}.`,
   not_found: (d) =>
     `${speak(d)}. Check the id or subject: use one returned by an earlier call (start_session returns session ids).`,
+  method_not_allowed: (d) => `${speak(d)}.`,
   conflict: (d) =>
     /\bsession\b/.test(d)
       ? `${speak(d)}. Leave subject out, or start a session for that subject.`

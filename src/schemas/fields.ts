@@ -1,4 +1,6 @@
 import { z } from 'zod';
+// Plain messages for every schema below, wherever it is parsed.
+import './messages.js';
 
 /** Field schemas shared by REST bodies, query strings and MCP tool inputs. */
 
@@ -65,8 +67,17 @@ export const metadata = z
 export const content = text()
   .refine((s) => s.trim().length > 0, 'must not be empty')
   .describe('The memory text: one self-contained statement works best');
-export const limit = (fallback: number, max: number) =>
-  z.coerce.number().int().min(1).max(max).default(fallback).describe(`How many items, 1..${max}`);
+export const limit = (fallback: number, max: number) => {
+  // One message for every way a limit can be wrong: "abc", "1.5", "0" and "500" all get the range.
+  const message = `must be a whole number between 1 and ${max}`;
+  return z.coerce
+    .number({ error: message })
+    .int(message)
+    .min(1, message)
+    .max(max, message)
+    .default(fallback)
+    .describe(`How many items, 1..${max}`);
+};
 export const cursor = text().min(1).max(500).describe('next_cursor of the previous page');
 export const booleanFlag = z
   .enum(['true', 'false'])

@@ -14,9 +14,14 @@ import {
   uuid,
 } from './fields.js';
 
-export const SetupBody = z.object({ org_name: text().trim().min(1, 'must not be empty').max(200) });
+/**
+ * Every body and query object is strict: an unknown field (a typo such as anchor_externalid) is
+ * refused with 400 naming it, never dropped, since a dropped subject would store an unscoped memory.
+ */
 
-export const CreateKeyBody = z.object({
+export const SetupBody = z.strictObject({ org_name: text().trim().min(1, 'must not be empty').max(200) });
+
+export const CreateKeyBody = z.strictObject({
   name: text().trim().min(1, 'must not be empty').max(200),
   scopes: z
     .array(z.enum(SCOPES))
@@ -34,9 +39,9 @@ export const CreateKeyBody = z.object({
     ),
 });
 
-export const IdParams = z.object({ id: text() });
+export const IdParams = z.strictObject({ id: text() });
 
-export const StoreMemoryBody = z.object({
+export const StoreMemoryBody = z.strictObject({
   agent_id: agentId,
   content,
   anchor_external_id: anchorExternalId.optional(),
@@ -45,7 +50,7 @@ export const StoreMemoryBody = z.object({
   metadata: metadata.optional(),
 });
 
-export const RecallQuery = z.object({
+export const RecallQuery = z.strictObject({
   agent_id: agentId,
   query: text().trim().min(1, 'must not be empty').max(2000).describe('What to look for'),
   anchor_external_id: anchorExternalId.optional(),
@@ -55,34 +60,34 @@ export const RecallQuery = z.object({
   include_superseded: booleanFlag.default(false),
 });
 
-export const CreateAnchorBody = z.object({
+export const CreateAnchorBody = z.strictObject({
   anchor_external_id: anchorExternalId,
   name: text().trim().min(1).max(200).optional(),
   metadata: metadata.optional(),
 });
 
-export const ListAnchorsQuery = z.object({
+export const ListAnchorsQuery = z.strictObject({
   anchor_external_id: anchorExternalId.optional(),
   limit: limit(50, 200),
   cursor: cursor.optional(),
 });
 
-export const PurgeQuery = z.object({
+export const PurgeQuery = z.strictObject({
   purge: booleanFlag.optional().describe('Must be true: the erasure cannot be undone'),
 });
 
-export const PageQuery = z.object({ limit: limit(50, 200), cursor: cursor.optional() });
+export const PageQuery = z.strictObject({ limit: limit(50, 200), cursor: cursor.optional() });
 
-export const CreateSessionBody = z.object({
+export const CreateSessionBody = z.strictObject({
   agent_id: agentId,
   anchor_external_id: anchorExternalId.optional(),
   anchor_id: uuid.optional(),
   metadata: metadata.optional(),
 });
 
-export const WriteCanonBody = z.object({ agent_id: agentId, content, metadata: metadata.optional() });
+export const WriteCanonBody = z.strictObject({ agent_id: agentId, content, metadata: metadata.optional() });
 
-export const AuditQuery = z.object({
+export const AuditQuery = z.strictObject({
   anchor_id: uuid.optional(),
   memory_id: uuid.optional(),
   action: z.enum(AUDIT_ACTIONS).optional(),
@@ -92,12 +97,12 @@ export const AuditQuery = z.object({
 });
 
 /** The agent of /v1/agents/{id}/…: an agent id, not a UUID. */
-export const AgentParams = z.object({ id: agentId });
+export const AgentParams = z.strictObject({ id: agentId });
 
 /** docs/api.md §5: at most this many messages per ingest call. */
 export const INGEST_MAX_MESSAGES = 500;
 
-export const ConversationMessageBody = z.object({
+export const ConversationMessageBody = z.strictObject({
   role: z.enum(['user', 'assistant', 'system']),
   content,
   id: text()
@@ -109,7 +114,7 @@ export const ConversationMessageBody = z.object({
   created_at: dateTime().optional().describe('When the message was sent, ISO-8601'),
 });
 
-export const IngestBody = z.object({
+export const IngestBody = z.strictObject({
   messages: z
     .array(ConversationMessageBody)
     .min(1, 'must hold at least one message')

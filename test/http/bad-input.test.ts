@@ -188,3 +188,65 @@ describe('JSON-RPC batches on /mcp', () => {
     expectProblem(huge, 429, 'rate_limited');
   });
 });
+
+describe('validation speaks plain words (issue 15 point 8)', () => {
+  it('says what a field must be, never zod codes or "received NaN"', async () => {
+    const api = await testApi();
+    const t = await newTenant(api);
+    const recall = (query: Record<string, unknown>) =>
+      api.http
+        .get('/v1/memories/recall')
+        .set(t.auth)
+        .query({ agent_id: 'a', query: 'x', ...query });
+    for (const limit of ['abc', '1.5', '0', '500', '']) {
+      const res = await recall({ limit });
+      expectProblem(res, 400, 'invalid_request');
+      expect(res.body.detail, limit).toBe('limit must be a whole number between 1 and 100');
+    }
+    const cases: [string, Record<string, unknown>, string][] = [
+      ['/v1/memories', { content: 'x' }, 'agent_id is required'],
+      ['/v1/memories', { agent_id: 'a', content: 5 }, 'content must be a string'],
+      ['/v1/memories', { agent_id: 'a', content: 'x', metadata: [1] }, 'metadata must be a JSON object'],
+      ['/v1/memories', { agent_id: 'a', content: 'x', session_id: 'nope' }, 'session_id must be a UUID'],
+      ['/v1/memories', { agent_id: 'a'.repeat(201), content: 'x' }, 'agent_id must be at most 200 characters long'],
+      ['/v1/keys', { name: 'k', scopes: ['root'] }, 'scopes.0 must be one of "read", "write", "admin"'],
+      ['/v1/keys', { name: 'k', scopes: [] }, 'scopes must name at least one scope'],
+      [
+        '/v1/agents/a/conversations/ingest',
+        { messages: [{ role: 'user', content: 'hi', created_at: 'yesterday' }] },
+        'messages.0.created_at must be an ISO-8601 time with an offset, such as 2026-01-31T09:30:00Z',
+      ],
+    ];
+    for (const [path, body, detail] of cases) {
+      const res = await api.http.post(path).set(t.auth).send(body);
+      expectProblem(res, 400, 'invalid_request');
+      expect(res.body.detail).toBe(detail);
+    }
+    const body = await api.http.post('/v1/memories').set(t.auth).send([1]);
+    expect(body.body.detail).toBe('the body must be a JSON object');
+    const bool = await recall({ include_superseded: 'yes' });
+    expect(bool.body.detail).toBe('include_superseded must be one of "true", "false"');
+  });
+});
+
+describe('unknown methods on known paths (issue 15 point 8)', () => {
+  it('answers 405 with Allow as a problem, OPTIONS with the same Allow, and 404 for unknown paths', async () => {
+    const api = await testApi();
+    const t = await newTenant(api);
+    const put = await api.http.put('/v1/memories').set(t.auth).send({});
+    expectProblem(put, 405, 'method_not_allowed');
+    expect(put.headers.allow).toBe('POST');
+    expect(put.body.detail).toBe('/v1/memories does not answer PUT; it answers POST');
+    const patch = await api.http.patch('/v1/anchors/abc').send({});
+    expectProblem(patch, 405, 'method_not_allowed');
+    expect(patch.headers.allow).toBe('GET, HEAD, DELETE');
+    const post = await api.http.post('/healthz');
+    expectProblem(post, 405, 'method_not_allowed');
+    expect(post.headers.allow).toBe('GET, HEAD');
+    const options = await api.http.options('/v1/keys');
+    expect(options.status).toBe(204);
+    expect(options.headers.allow).toBe('POST, GET, HEAD');
+    expect((await api.http.head('/healthz')).status).toBe(200);
+    expectProblem(await api.http.put('/v1/nothing-here'), 404, 'not_found');
+  });
+});

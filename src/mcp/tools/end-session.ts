@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { endSession } from '../../domain/sessions.js';
 import { SessionObject } from '../../schemas/objects.js';
@@ -13,7 +14,7 @@ export function registerEndSession(server: McpServer, ctx: ToolContext): void {
     {
       title: 'End a session',
       description: description(ctx.core.config.sessionTtlHours),
-      inputSchema: { session_id: sessionIdArg },
+      inputSchema: z.strictObject({ session_id: sessionIdArg }),
       outputSchema: SessionObject,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },

@@ -22,10 +22,10 @@ export function registerPurgeSubject(server: McpServer, ctx: ToolContext): void 
     {
       title: 'Erase a subject',
       description: DESCRIPTION,
-      inputSchema: {
+      inputSchema: z.strictObject({
         subject: subjectArg,
         confirm: z.literal(true).describe('Must be true: the erasure cannot be undone'),
-      },
+      }),
       outputSchema: PurgeOutput,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
     },

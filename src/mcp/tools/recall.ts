@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { recall, type RecallResult } from '../../retrieval/recall.js';
 import { limit } from '../../schemas/fields.js';
@@ -28,13 +29,13 @@ export function registerRecall(server: McpServer, ctx: ToolContext): void {
     {
       title: 'Recall memories',
       description: DESCRIPTION,
-      inputSchema: {
+      inputSchema: z.strictObject({
         query: RecallQuery.shape.query.describe('What you need to know, in a few words or a question'),
         subject: subjectArg.optional(),
         session_id: sessionIdArg.optional(),
         limit: limit(10, 100),
         agent_id: agentIdArg.optional(),
-      },
+      }),
       outputSchema: RecallResponse,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },

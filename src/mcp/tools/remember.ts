@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { storedMemory, storeMemory } from '../../domain/store.js';
 import { content, metadata } from '../../schemas/fields.js';
@@ -17,13 +18,13 @@ export function registerRemember(server: McpServer, ctx: ToolContext): void {
     {
       title: 'Remember a fact',
       description: DESCRIPTION,
-      inputSchema: {
+      inputSchema: z.strictObject({
         content: content.describe('The fact, as one self-contained statement'),
         subject: subjectArg.optional(),
         session_id: sessionIdArg.optional(),
         metadata: metadata.optional(),
         agent_id: agentIdArg.optional(),
-      },
+      }),
       outputSchema: StoredMemoryObject,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },

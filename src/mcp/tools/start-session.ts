@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { createSession } from '../../domain/sessions.js';
 import { metadata } from '../../schemas/fields.js';
@@ -15,11 +16,11 @@ export function registerStartSession(server: McpServer, ctx: ToolContext): void 
     {
       title: 'Start a session',
       description: description(ctx.core.config.sessionTtlHours),
-      inputSchema: {
+      inputSchema: z.strictObject({
         subject: subjectArg.optional(),
         metadata: metadata.optional(),
         agent_id: agentIdArg.optional(),
-      },
+      }),
       outputSchema: SessionObject,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },

@@ -18,11 +18,11 @@ export function registerWriteCanon(server: McpServer, ctx: ToolContext): void {
     {
       title: 'Write canon',
       description: DESCRIPTION,
-      inputSchema: {
+      inputSchema: z.strictObject({
         content: content.describe('The rule, as one self-contained statement'),
         metadata: metadata.optional(),
         agent_id: agentIdArg.optional(),
-      },
+      }),
       outputSchema: CanonOutput,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
