@@ -18,8 +18,8 @@ import { memoryRoutes } from './http/routes/memories.js';
 import { opsRoutes } from './http/routes/ops.js';
 import { sessionRoutes } from './http/routes/sessions.js';
 import { setupRoutes } from './http/routes/setup.js';
-import { NO_QUERY, parseInput, refuseBody } from './http/validate.js';
-import { mountMcp } from './mcp/http.js';
+import { NO_QUERY, parseInput, refuseAnyBody, refuseBody } from './http/validate.js';
+import { MCP_PATH, mountMcp } from './mcp/http.js';
 import { VERSION } from './version.js';
 
 /** The routes of docs/api.md §5, in matching order (/v1/memories/recall before /v1/memories/{id}). */
@@ -108,20 +108,26 @@ export function createApp(core: Core): express.Express {
     next();
   });
 
-  app.use((req: Request, _res: Response, next: NextFunction) => {
-    // req.is answers null when there is no body at all, false when there is one of another type.
-    // An empty body (Content-Length: 0, as fetch and Python requests send a bare POST) is no body either.
-    const empty = req.get('content-length') === '0';
-    if (!empty && req.is(['application/json', 'application/*+json']) === false) {
-      next(new AppError('unsupported_media_type', 'send the body as application/json'));
-      return;
-    }
-    next();
-  });
-  app.use(express.json({ limit: core.config.bodyLimitBytes, type: ['application/json', 'application/*+json'] }));
+  // Bodies are read only where a route reads one (every POST, and /mcp): a GET or DELETE with a
+  // body is refused unread with 400, so only POST routes can answer 413 and 415 (as the document says).
+  const jsonBody = [
+    (req: Request, _res: Response, next: NextFunction) => {
+      // req.is answers null when there is no body at all, false when there is one of another type.
+      // An empty body (Content-Length: 0, as fetch and Python requests send a bare POST) is no body either.
+      const empty = req.get('content-length') === '0';
+      if (!empty && req.is(['application/json', 'application/*+json']) === false) {
+        next(new AppError('unsupported_media_type', 'send the body as application/json'));
+        return;
+      }
+      next();
+    },
+    express.json({ limit: core.config.bodyLimitBytes, type: ['application/json', 'application/*+json'] }),
+  ];
+  app.post(MCP_PATH, ...jsonBody);
 
   for (const spec of routes) {
-    app[spec.method](expressPath(spec.path), async (req: Request, res: Response) => {
+    const reading = spec.method === 'get' || spec.method === 'delete' ? [refuseAnyBody] : jsonBody;
+    app[spec.method](expressPath(spec.path), ...reading, async (req: Request, res: Response) => {
       res.locals.route = spec.path;
       let actor = NO_ACTOR;
       if (spec.access === 'setup') {

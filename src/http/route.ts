@@ -32,9 +32,11 @@ export interface HandlerContext<P, Q, B> {
 }
 
 export interface RouteSpec<P = unknown, Q = unknown, B = unknown> {
-  method: 'get' | 'post' | 'delete';
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** OpenAPI style: /v1/memories/{id} */
   path: string;
+  /** The OpenAPI operationId: a verb and a noun in camelCase (storeMemory), unique in the table. */
+  operationId: string;
   summary: string;
   tag: string;
   access: Access;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { AUDIT_ACTIONS } from '../domain/audit.js';
 import { SCOPES } from '../domain/core.js';
+import { ERROR_STATUS, type ErrorCode } from '../errors.js';
 
 /** The response objects of docs/api.md §3, for the OpenAPI document and for tests that check bodies. */
 
@@ -45,9 +46,9 @@ export const ScoreDetailsObject = z.object({
   recency: z.number().describe('Boost factor for recently reinforced session and anchored memories'),
 });
 
-export const RecallResponse = z.object({
-  results: z.array(MemoryObject.extend({ score: z.number(), score_details: ScoreDetailsObject })),
-});
+export const RecallResultObject = MemoryObject.extend({ score: z.number(), score_details: ScoreDetailsObject });
+
+export const RecallResponse = z.object({ results: z.array(RecallResultObject) });
 
 export const AnchorObject = z.object({
   id: z.string(),
@@ -110,13 +111,19 @@ export const CreatedKeyObject = KeyObject.omit({ last_used_at: true, revoked_at:
 
 export const SetupResponse = z.object({ tenant_id: z.string(), api_key: z.string(), message: z.string() });
 
+export const FieldErrorObject = z.object({
+  path: z.string().describe('The field, dotted for nested ones (messages.0.created_at); body or query for the whole'),
+  message: z.string().describe('What the field must be, in plain words'),
+});
+
+/** RFC 9457 problem details, as src/errors.ts toProblem writes them. */
 export const ProblemObject = z.object({
-  type: z.string(),
+  type: z.string().describe('A URI naming the error code'),
   title: z.string(),
   status: z.number().int(),
-  code: z.string(),
-  detail: z.string(),
-  errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+  code: z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]).describe('One code of docs/api.md §2'),
+  detail: z.string().describe('What went wrong, in one sentence'),
+  errors: z.array(FieldErrorObject).optional().describe('Every field that failed validation'),
 });
 
 /** The answer of a route that embeds text while a network embedder fails (src/embedding/unavailable.ts). */

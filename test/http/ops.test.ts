@@ -56,10 +56,10 @@ describe(`operations on ${engine}`, () => {
     }
   });
 
-  it('answers an unknown route or method with a 404 problem', async () => {
+  it('answers an unknown route with a 404 problem, an unknown method of a known path with 405', async () => {
     const api = await testApi();
     expectProblem(await api.http.get('/v1/nothing-here'), 404, 'not_found');
-    expectProblem(await api.http.post('/healthz').send({}), 404, 'not_found');
+    expectProblem(await api.http.post('/healthz').send({}), 405, 'method_not_allowed');
   });
 
   it('answers 429 with Retry-After once a key has used its allowance', async () => {

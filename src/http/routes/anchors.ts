@@ -11,6 +11,7 @@ export const anchorRoutes = [
   route({
     method: 'post',
     path: '/v1/anchors',
+    operationId: 'createAnchor',
     summary: 'Create a subject, or return the one with this external id',
     tag: 'anchors',
     access: 'write',
@@ -31,6 +32,7 @@ export const anchorRoutes = [
   route({
     method: 'get',
     path: '/v1/anchors',
+    operationId: 'listAnchors',
     summary: 'List subjects, oldest first, optionally by external id',
     tag: 'anchors',
     access: 'read',
@@ -48,6 +50,7 @@ export const anchorRoutes = [
   route({
     method: 'get',
     path: '/v1/anchors/{id}',
+    operationId: 'getAnchor',
     summary: 'Get a subject',
     tag: 'anchors',
     access: 'read',
@@ -64,6 +67,7 @@ export const anchorRoutes = [
   route({
     method: 'get',
     path: '/v1/anchors/{id}/memories',
+    operationId: 'getAnchorProfile',
     summary: "The subject's durable profile: active anchored memories, highest effective confidence first",
     tag: 'anchors',
     access: 'read',
@@ -92,6 +96,7 @@ export const anchorRoutes = [
   route({
     method: 'delete',
     path: '/v1/anchors/{id}',
+    operationId: 'purgeAnchor',
     summary:
       'Erase a subject for good (purge=true): the anchor, its memories of every binding, its sessions and the audit events naming them',
     tag: 'anchors',

@@ -7,6 +7,7 @@ export const auditRoutes = [
   route({
     method: 'get',
     path: '/v1/audit',
+    operationId: 'listAuditEvents',
     summary: "The tenant's audit trail, oldest first; events hold ids and counts, never content",
     tag: 'audit',
     access: 'admin',

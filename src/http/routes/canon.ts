@@ -7,6 +7,7 @@ export const canonRoutes = [
   route({
     method: 'post',
     path: '/v1/canon',
+    operationId: 'writeCanon',
     summary: 'Write tenant-wide canon (idempotent on content after trimming and collapsing whitespace)',
     tag: 'canon',
     access: 'admin',
@@ -30,6 +31,7 @@ export const canonRoutes = [
   route({
     method: 'get',
     path: '/v1/canon',
+    operationId: 'listCanon',
     summary: "The tenant's canon, oldest first",
     tag: 'canon',
     access: 'any',
@@ -43,6 +45,7 @@ export const canonRoutes = [
   route({
     method: 'get',
     path: '/v1/canon/{id}',
+    operationId: 'getCanon',
     summary: 'Get a canon entry',
     tag: 'canon',
     access: 'any',
@@ -59,6 +62,7 @@ export const canonRoutes = [
   route({
     method: 'delete',
     path: '/v1/canon/{id}',
+    operationId: 'deleteCanon',
     summary: 'Delete a canon entry',
     tag: 'canon',
     access: 'admin',

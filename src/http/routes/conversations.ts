@@ -7,6 +7,7 @@ export const conversationRoutes = [
   route({
     method: 'post',
     path: '/v1/agents/{id}/conversations/ingest',
+    operationId: 'ingestConversation',
     summary:
       "Extract facts from a conversation's messages and store each through the store path, with the binding of docs/api.md §4",
     tag: 'conversations',

@@ -8,6 +8,7 @@ export const keyRoutes = [
   route({
     method: 'post',
     path: '/v1/keys',
+    operationId: 'createKey',
     summary: 'Create an API key; the key itself appears only in this response',
     tag: 'keys',
     access: 'admin',
@@ -39,6 +40,7 @@ export const keyRoutes = [
   route({
     method: 'get',
     path: '/v1/keys',
+    operationId: 'listKeys',
     summary: "List the tenant's keys (prefixes only), revoked ones included",
     tag: 'keys',
     access: 'admin',
@@ -48,6 +50,7 @@ export const keyRoutes = [
   route({
     method: 'delete',
     path: '/v1/keys/{id}',
+    operationId: 'revokeKey',
     summary: 'Revoke a key; it stops working at once',
     tag: 'keys',
     access: 'admin',

@@ -18,6 +18,7 @@ export const memoryRoutes = [
   route({
     method: 'post',
     path: '/v1/memories',
+    operationId: 'storeMemory',
     summary: 'Store a memory; its binding follows from anchor and session (docs/api.md §4)',
     tag: 'memories',
     access: 'write',
@@ -45,6 +46,7 @@ export const memoryRoutes = [
   route({
     method: 'get',
     path: '/v1/memories/recall',
+    operationId: 'recallMemories',
     summary: "Hybrid recall over the agent's private memories, the tenant's canon, and the named subject and session",
     tag: 'memories',
     access: 'read',
@@ -53,6 +55,7 @@ export const memoryRoutes = [
       200: { description: 'Ranked by score, highest first', schema: RecallResponse },
       403: AGENT_REFUSED,
       404: { description: 'Unknown anchor_id or session_id', schema: ProblemObject },
+      409: { description: 'anchor and session name different subjects', schema: ProblemObject },
       503: EMBEDDING_UNAVAILABLE,
     },
     handle: async ({ core, actor, query }) => {
@@ -70,6 +73,7 @@ export const memoryRoutes = [
   route({
     method: 'get',
     path: '/v1/memories/{id}',
+    operationId: 'getMemory',
     summary: 'Get a memory',
     tag: 'memories',
     access: 'read',
@@ -86,6 +90,7 @@ export const memoryRoutes = [
   route({
     method: 'get',
     path: '/v1/memories/{id}/history',
+    operationId: 'getMemoryHistory',
     summary: "A memory's audit events, oldest first",
     tag: 'memories',
     access: 'read',
@@ -102,6 +107,7 @@ export const memoryRoutes = [
   route({
     method: 'delete',
     path: '/v1/memories/{id}',
+    operationId: 'deleteMemory',
     summary: 'Delete a memory for good (canon has its own route)',
     tag: 'memories',
     access: 'write',

@@ -10,6 +10,7 @@ export function opsRoutes(metrics: Metrics, openApi: () => unknown): AnyRoute[] 
     route({
       method: 'get',
       path: '/healthz',
+      operationId: 'getHealth',
       summary: 'Liveness: the process runs',
       tag: 'operations',
       access: 'public',
@@ -19,6 +20,7 @@ export function opsRoutes(metrics: Metrics, openApi: () => unknown): AnyRoute[] 
     route({
       method: 'get',
       path: '/readyz',
+      operationId: 'getReadiness',
       summary: 'Readiness: the database answers',
       tag: 'operations',
       access: 'public',
@@ -38,6 +40,7 @@ export function opsRoutes(metrics: Metrics, openApi: () => unknown): AnyRoute[] 
     route({
       method: 'get',
       path: '/metrics',
+      operationId: 'getMetrics',
       summary: 'Prometheus metrics',
       tag: 'operations',
       access: 'public',
@@ -50,6 +53,7 @@ export function opsRoutes(metrics: Metrics, openApi: () => unknown): AnyRoute[] 
     route({
       method: 'get',
       path: '/v1/openapi.json',
+      operationId: 'getOpenApi',
       summary: 'This document',
       tag: 'operations',
       access: 'public',

@@ -7,6 +7,7 @@ export const sessionRoutes = [
   route({
     method: 'post',
     path: '/v1/sessions',
+    operationId: 'startSession',
     summary: "Start a session: one conversation's short-term memory, optionally about a subject",
     tag: 'sessions',
     access: 'write',
@@ -28,6 +29,7 @@ export const sessionRoutes = [
   route({
     method: 'get',
     path: '/v1/sessions/{id}',
+    operationId: 'getSession',
     summary: 'Get a session',
     tag: 'sessions',
     access: 'read',
@@ -44,6 +46,7 @@ export const sessionRoutes = [
   route({
     method: 'post',
     path: '/v1/sessions/{id}/end',
+    operationId: 'endSession',
     summary: 'End a session (idempotent); its unpromoted memories expire after the session TTL',
     tag: 'sessions',
     access: 'write',

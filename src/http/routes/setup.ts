@@ -7,6 +7,7 @@ export const setupRoutes = [
   route({
     method: 'post',
     path: '/v1/setup',
+    operationId: 'createTenant',
     summary: 'Create a tenant and its first key (all scopes); needs the X-Setup-Token header',
     tag: 'tenancy',
     access: 'setup',
