@@ -5,6 +5,7 @@ import { AppError, outageError, toProblem, UnavailableError } from './errors.js'
 import { authorize, checkSetupToken } from './access/auth.js';
 import { AuthThrottle } from './access/auth-throttle.js';
 import { createMetrics } from './http/metrics.js';
+import { docsRoute, mountDocsAssets } from './http/docs.js';
 import { answerOtherMethods } from './http/methods.js';
 import { buildOpenApi } from './http/openapi.js';
 import { RateLimitedError, RateLimiter } from './access/rate-limit.js';
@@ -80,7 +81,7 @@ export function createApp(core: Core): express.Express {
   const limiter = new RateLimiter(core.config.rateLimitPerMinute);
   const throttle = new AuthThrottle(core.config.httpLimits.authFailuresPerMinute);
   // The document lists the ops routes too; the closure reads it once it exists.
-  const routes: AnyRoute[] = [...opsRoutes(metrics, () => openApi), ...API_ROUTES];
+  const routes: AnyRoute[] = [...opsRoutes(metrics, () => openApi), docsRoute, ...API_ROUTES];
   const openApi = buildOpenApi(routes, VERSION);
 
   app.use((req: Request, res: Response, next: NextFunction) => {
@@ -156,6 +157,7 @@ export function createApp(core: Core): express.Express {
   }
 
   mountMcp(app, core, limiter, throttle);
+  mountDocsAssets(app);
   answerOtherMethods(app, routes);
 
   app.use((req: Request) => {
