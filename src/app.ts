@@ -4,7 +4,7 @@ import type { Actor, Core, Scope } from './domain/core.js';
 import { AppError, outageError, toProblem, UnavailableError } from './errors.js';
 import { authorize, checkSetupToken } from './access/auth.js';
 import { AuthThrottle } from './access/auth-throttle.js';
-import { createMetrics } from './http/metrics.js';
+import { createMetrics, withMetrics, type Metrics } from './http/metrics.js';
 import { docsRoute, mountDocsAssets } from './http/docs.js';
 import { answerOtherMethods } from './http/methods.js';
 import { buildOpenApi } from './http/openapi.js';
@@ -73,15 +73,22 @@ function bodyParserProblem(error: unknown): AppError | undefined {
   return undefined;
 }
 
-export function createApp(core: Core): express.Express {
+export interface AppOptions {
+  /** The metrics the app reports to; `serve` shares them with the sweeper and the metrics port. */
+  metrics?: Metrics;
+}
+
+export function createApp(base: Core, options: AppOptions = {}): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);
-  const metrics = createMetrics(core.llm);
+  const metrics = options.metrics ?? createMetrics(base.llm);
+  // Both doors below (REST and MCP over HTTP) run on the core that reports to these metrics.
+  const core = withMetrics(base, metrics);
   const limiter = new RateLimiter(core.config.rateLimitPerMinute);
   const throttle = new AuthThrottle(core.config.httpLimits.authFailuresPerMinute);
   // The document lists the ops routes too; the closure reads it once it exists.
-  const routes: AnyRoute[] = [...opsRoutes(metrics, () => openApi), docsRoute, ...API_ROUTES];
+  const routes: AnyRoute[] = [...opsRoutes(metrics, core.config.metrics, () => openApi), docsRoute, ...API_ROUTES];
   const openApi = buildOpenApi(routes, VERSION);
 
   app.use((req: Request, res: Response, next: NextFunction) => {

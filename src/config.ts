@@ -74,6 +74,9 @@ const EnvSchema = z.object({
   HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().positive().default(20_000),
   HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
   HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().positive().default(5_000),
+  // /metrics behind a bearer token, or on a port of its own (src/http/metrics.ts).
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
 });
 
 export type Binding = 'private' | 'anchored' | 'session' | 'canon';
@@ -153,6 +156,14 @@ export interface Config {
   /** Host names that /mcp accepts besides localhost, 127.0.0.1 and [::1] (DNS rebinding protection). */
   readonly mcpAllowedHosts: readonly string[];
   readonly httpLimits: HttpLimitsConfig;
+  readonly metrics: MetricsConfig;
+}
+
+export interface MetricsConfig {
+  /** When set, /metrics answers only `Authorization: Bearer <token>`. */
+  readonly token: string | undefined;
+  /** When set, /metrics is served on this port (on HOST) instead of beside the API. */
+  readonly port: number | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -220,6 +231,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   }
   const env = parsed.data;
   // Node refuses a server whose headers may take longer than the whole request.
+  if (env.METRICS_PORT !== undefined && env.METRICS_PORT === env.PORT) {
+    throw new ConfigError('invalid configuration: METRICS_PORT: must differ from PORT');
+  }
   if (env.HTTP_HEADERS_TIMEOUT_MS > env.HTTP_REQUEST_TIMEOUT_MS) {
     throw new ConfigError('invalid configuration: HTTP_HEADERS_TIMEOUT_MS: must not exceed HTTP_REQUEST_TIMEOUT_MS');
   }
@@ -258,5 +272,6 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       requestTimeoutMs: env.HTTP_REQUEST_TIMEOUT_MS,
       keepAliveTimeoutMs: env.HTTP_KEEP_ALIVE_TIMEOUT_MS,
     }),
+    metrics: Object.freeze({ token: env.METRICS_TOKEN, port: env.METRICS_PORT }),
   });
 }

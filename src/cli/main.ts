@@ -1,9 +1,11 @@
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { createApp } from '../app.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { EmbedderMismatchError } from '../db/migrate.js';
 import { EmbeddingError } from '../embedding/http.js';
+import { createMetrics, createMetricsApp, withMetrics } from '../http/metrics.js';
 import { createHttpServer } from '../http/server.js';
 import { startSweeper, sweepExpiredSessions } from '../domain/sweeper.js';
 import { createTenant } from '../domain/tenants.js';
@@ -31,15 +33,30 @@ PORT, HOST, SETUP_TOKEN, EMBEDDER, LOG_LEVEL; see the README for all of them.`;
 
 async function serve(config: Config): Promise<void> {
   const running = await startCore(config);
-  const { core } = running;
-  const app = createApp(core);
+  // One set of metrics for the API, the sweeper and the metrics port (src/http/metrics.ts).
+  const metrics = createMetrics(running.core.llm);
+  const core = withMetrics(running.core, metrics);
+  const app = createApp(core, { metrics });
   const stopSweeper =
     config.sweepIntervalSeconds > 0 ? startSweeper(core, config.sweepIntervalSeconds * 1000) : () => undefined;
   const server = createHttpServer(app, config.httpLimits).listen(config.port, config.host);
-  await new Promise<void>((resolve, reject) => {
-    server.once('listening', resolve);
-    server.once('error', reject);
-  });
+  const metricsServer =
+    config.metrics.port === undefined
+      ? undefined
+      : createHttpServer(createMetricsApp(metrics, config.metrics), config.httpLimits).listen(
+          config.metrics.port,
+          config.host,
+        );
+  const listening = (s: Server): Promise<void> =>
+    new Promise<void>((resolve, reject) => {
+      s.once('listening', resolve);
+      s.once('error', reject);
+    });
+  await Promise.all([listening(server), ...(metricsServer ? [listening(metricsServer)] : [])]);
+  if (metricsServer) {
+    const { port } = metricsServer.address() as AddressInfo;
+    core.log.info({ port }, `metrics on http://${config.host}:${port}/metrics`);
+  }
   const address = server.address() as AddressInfo;
   core.log.info(
     { host: address.address, port: address.port, engine: running.engine, embedder: core.embedder.id },
@@ -51,6 +68,7 @@ async function serve(config: Config): Promise<void> {
     stopping = true;
     core.log.info({ signal }, 'shutting down');
     stopSweeper();
+    metricsServer?.close();
     // Stop accepting, let in-flight requests finish, then close the database so PGlite flushes.
     server.close(() => {
       void running.close().then(() => process.exit(0));

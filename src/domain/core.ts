@@ -5,6 +5,7 @@ import type { Db } from '../db/connect.js';
 import type { Embedder } from '../embedding/embedder.js';
 import type { ConversationExtractor } from '../extraction/extractor.js';
 import type { LlmBreaker } from '../llm/breaker.js';
+import type { DomainMetrics } from './metrics.js';
 
 export type Clock = () => Date;
 
@@ -20,6 +21,8 @@ export interface Core {
   readonly llm?: LlmBreaker | undefined;
   readonly config: Config;
   readonly log: Logger;
+  /** Where the core reports its work for /metrics; absent, nothing is reported (src/domain/measured.ts). */
+  readonly metrics?: DomainMetrics | undefined;
 }
 
 export const SCOPES = ['read', 'write', 'admin'] as const;

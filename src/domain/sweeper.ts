@@ -105,11 +105,17 @@ export function startSweeper(core: Core, intervalMs: number): () => void {
   const tick = () => {
     if (running) return;
     running = true;
+    const started = performance.now();
+    const took = () => (performance.now() - started) / 1000;
     sweepExpiredSessions(core)
       .then((result) => {
+        core.metrics?.sweep(result.leader ? 'swept' : 'skipped', took(), result.expired);
         if (result.expired > 0) core.log.info({ expired: result.expired }, 'expired session memories swept');
       })
-      .catch((error: unknown) => core.log.error({ err: error }, 'session sweep failed'))
+      .catch((error: unknown) => {
+        core.metrics?.sweep('failed', took(), 0);
+        core.log.error({ err: error }, 'session sweep failed');
+      })
       .finally(() => {
         running = false;
       });

@@ -1,4 +1,4 @@
-import { ingestConversation } from '../../domain/ingest.js';
+import { measuredIngest } from '../../domain/measured.js';
 import { AgentParams, IngestBody } from '../../schemas/inputs.js';
 import { AGENT_REFUSED, EMBEDDING_UNAVAILABLE, IngestResponse, ProblemObject } from '../../schemas/objects.js';
 import { route } from '../route.js';
@@ -24,7 +24,7 @@ export const conversationRoutes = [
       503: EMBEDDING_UNAVAILABLE,
     },
     handle: async ({ core, actor, params, body }) => {
-      const result = await ingestConversation(core, actor, {
+      const result = await measuredIngest(core, actor, {
         agentId: params.id,
         messages: body.messages.map((m) => ({
           role: m.role,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { deleteMemory, getMemory, getMemoryHistory } from '../../domain/memories.js';
-import { storedMemory, storeMemory } from '../../domain/store.js';
-import { recall } from '../../retrieval/recall.js';
+import { measuredRecall, measuredStore } from '../../domain/measured.js';
+import { storedMemory } from '../../domain/store.js';
 import { IdParams, RecallQuery, StoreMemoryBody } from '../../schemas/inputs.js';
 import {
   AGENT_REFUSED,
@@ -33,7 +33,7 @@ export const memoryRoutes = [
       503: EMBEDDING_UNAVAILABLE,
     },
     handle: async ({ core, actor, body }) => {
-      const result = await storeMemory(core, actor, {
+      const result = await measuredStore(core, actor, {
         agentId: body.agent_id,
         content: body.content,
         anchor: { anchorId: body.anchor_id, anchorExternalId: body.anchor_external_id },
@@ -59,7 +59,7 @@ export const memoryRoutes = [
       503: EMBEDDING_UNAVAILABLE,
     },
     handle: async ({ core, actor, query }) => {
-      const results = await recall(core, actor, {
+      const results = await measuredRecall(core, actor, {
         agentId: query.agent_id,
         query: query.query,
         anchor: { anchorId: query.anchor_id, anchorExternalId: query.anchor_external_id },

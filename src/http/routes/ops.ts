@@ -2,10 +2,22 @@ import { sql } from 'kysely';
 import { z } from 'zod';
 import { AppError } from '../../errors.js';
 import { ProblemObject } from '../../schemas/objects.js';
-import type { Metrics } from '../metrics.js';
+import type { MetricsConfig } from '../../config.js';
+import { scrape, type Metrics } from '../metrics.js';
 import { route, type AnyRoute } from '../route.js';
 
-export function opsRoutes(metrics: Metrics, openApi: () => unknown): AnyRoute[] {
+/** The scrape's answers; 401 only when METRICS_TOKEN guards it. */
+function metricsResponses(config: MetricsConfig): Record<number, { description: string; schema?: z.ZodType }> {
+  const responses: Record<number, { description: string; schema?: z.ZodType }> = {
+    200: { description: 'Prometheus text exposition format' },
+  };
+  if (config.token !== undefined) {
+    responses[401] = { description: 'Missing or wrong METRICS_TOKEN bearer', schema: ProblemObject };
+  }
+  return responses;
+}
+
+export function opsRoutes(metrics: Metrics, config: MetricsConfig, openApi: () => unknown): AnyRoute[] {
   return [
     route({
       method: 'get',
@@ -37,19 +49,21 @@ export function opsRoutes(metrics: Metrics, openApi: () => unknown): AnyRoute[] 
         return { status: 200, body: { status: 'ready' } };
       },
     }),
-    route({
-      method: 'get',
-      path: '/metrics',
-      operationId: 'getMetrics',
-      summary: 'Prometheus metrics',
-      tag: 'operations',
-      access: 'public',
-      responses: { 200: { description: 'Prometheus text exposition format' } },
-      handle: async ({ res }) => {
-        res.type(metrics.registry.contentType);
-        return { status: 200, body: await metrics.registry.metrics() };
-      },
-    }),
+    // With METRICS_PORT, /metrics is served there only (src/cli/main.ts), not beside the API.
+    ...(config.port === undefined
+      ? [
+          route({
+            method: 'get',
+            path: '/metrics',
+            operationId: 'getMetrics',
+            summary: 'Prometheus metrics: HTTP requests and the core (recall, store, embedder, model, sweeper)',
+            tag: 'operations',
+            access: 'public',
+            responses: metricsResponses(config),
+            handle: async ({ req, res }) => ({ status: 200, body: await scrape(req, res, metrics, config) }),
+          }),
+        ]
+      : []),
     route({
       method: 'get',
       path: '/v1/openapi.json',

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { recall, type RecallResult } from '../../retrieval/recall.js';
+import { measuredRecall } from '../../domain/measured.js';
+import type { RecallResult } from '../../retrieval/recall.js';
 import { limit } from '../../schemas/fields.js';
 import { RecallQuery } from '../../schemas/inputs.js';
 import { RecallResponse } from '../../schemas/objects.js';
@@ -41,7 +42,7 @@ export function registerRecall(server: McpServer, ctx: ToolContext): void {
     },
     (args) =>
       runTool(ctx, { name: 'recall', scope: 'read', output: RecallResponse }, async () => {
-        const results = await recall(ctx.core, ctx.actor, {
+        const results = await measuredRecall(ctx.core, ctx.actor, {
           agentId: ctx.agentId(args.agent_id),
           query: args.query,
           anchor: { anchorExternalId: args.subject },

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { storedMemory, storeMemory } from '../../domain/store.js';
+import { measuredStore } from '../../domain/measured.js';
+import { storedMemory } from '../../domain/store.js';
 import { content, metadata } from '../../schemas/fields.js';
 import { StoredMemoryObject } from '../../schemas/objects.js';
 import { runTool, type ToolContext } from '../context.js';
@@ -30,7 +31,7 @@ export function registerRemember(server: McpServer, ctx: ToolContext): void {
     },
     (args) =>
       runTool(ctx, { name: 'remember', scope: 'write', output: StoredMemoryObject }, async () => {
-        const result = await storeMemory(ctx.core, ctx.actor, {
+        const result = await measuredStore(ctx.core, ctx.actor, {
           agentId: ctx.agentId(args.agent_id),
           content: args.content,
           anchor: { anchorExternalId: args.subject },
