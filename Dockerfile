@@ -1,6 +1,10 @@
 # syntax=docker/dockerfile:1
+# The base image by exact version and by digest (the multi-platform index of that tag), so that a
+# rebuild gets the same bytes; bump both together, deliberately.
+ARG NODE_IMAGE=node:20.20.2-bookworm-slim@sha256:2cf067cfed83d5ea958367df9f966191a942351a2df77d6f0193e162b5febfc0
+
 # Build stage: compile TypeScript, then drop dev dependencies.
-FROM node:20-bookworm-slim AS build
+FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # The prepare script builds from src/, which is not copied yet: skip it here, build below.
@@ -10,7 +14,7 @@ COPY src ./src
 RUN npm run build && npm prune --omit=dev
 
 # Runtime stage: only what runs, as a non-root user.
-FROM node:20-bookworm-slim
+FROM ${NODE_IMAGE}
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8080 \
