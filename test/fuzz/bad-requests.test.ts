@@ -128,6 +128,14 @@ interface Operation {
   pathParams: string[];
 }
 
+/** A schema as the document names it: a $ref to components.schemas is followed to the schema. */
+function resolved(doc: Json, schema: Json | undefined): Json | undefined {
+  const ref = schema?.$ref;
+  if (typeof ref !== 'string') return schema;
+  const name = ref.replace('#/components/schemas/', '');
+  return ((doc.components as Json).schemas as Record<string, Json>)[name];
+}
+
 /** The routes as the service documents them. */
 function operations(doc: Json): Operation[] {
   const result: Operation[] = [];
@@ -141,7 +149,7 @@ function operations(doc: Json): Operation[] {
         method: method as Method,
         path,
         access,
-        body: body?.['application/json']?.schema as Json | undefined,
+        body: resolved(doc, body?.['application/json']?.schema as Json | undefined),
         query: parameters.filter((p) => p.in === 'query'),
         pathParams: parameters.filter((p) => p.in === 'path').map((p) => p.name as string),
       });
