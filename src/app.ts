@@ -17,6 +17,7 @@ import { conversationRoutes } from './http/routes/conversations.js';
 import { keyRoutes } from './http/routes/keys.js';
 import { memoryRoutes } from './http/routes/memories.js';
 import { opsRoutes } from './http/routes/ops.js';
+import { portabilityRoutes } from './http/routes/portability.js';
 import { sessionRoutes } from './http/routes/sessions.js';
 import { setupRoutes } from './http/routes/setup.js';
 import { NO_QUERY, parseInput, refuseAnyBody, refuseBody } from './http/validate.js';
@@ -33,6 +34,7 @@ export const API_ROUTES: readonly AnyRoute[] = [
   ...sessionRoutes,
   ...canonRoutes,
   ...auditRoutes,
+  ...portabilityRoutes,
 ];
 
 /** An actor for routes without a key; handlers of such routes must not use it. */
@@ -134,9 +136,13 @@ export function createApp(base: Core, options: AppOptions = {}): express.Express
   app.post(MCP_PATH, ...jsonBody);
 
   for (const spec of routes) {
-    const reading = spec.method === 'get' || spec.method === 'delete' ? [refuseAnyBody] : jsonBody;
+    // Routes that stream their body (imports) read it themselves, unparsed.
+    const reading = spec.rawBody ? [] : spec.method === 'get' || spec.method === 'delete' ? [refuseAnyBody] : jsonBody;
     app[spec.method](expressPath(spec.path), ...reading, async (req: Request, res: Response) => {
       res.locals.route = spec.path;
+      if (spec.rawBody && req.get('content-length') !== '0' && req.is(spec.rawBody.mediaTypes) === false) {
+        throw new AppError('unsupported_media_type', `send the body as ${spec.rawBody.mediaTypes.join(' or ')}`);
+      }
       let actor = NO_ACTOR;
       if (spec.access === 'setup') {
         limiter.take(`setup:${req.socket.remoteAddress ?? 'unknown'}`);
@@ -156,6 +162,7 @@ export function createApp(base: Core, options: AppOptions = {}): express.Express
         req,
         res,
       });
+      if (reply.streamed) return;
       res.status(reply.status);
       if (reply.body === undefined) res.end();
       else if (typeof reply.body === 'string') res.send(reply.body);

@@ -64,6 +64,30 @@ export async function getSession(db: Db, tenantId: string, id: string): Promise<
   return toSession(row);
 }
 
+/** A subject's sessions, oldest first (the subject's export). */
+export async function anchorSessions(db: Db, tenantId: string, anchorId: string): Promise<Session[]> {
+  const rows = await db
+    .selectFrom('sessions as s')
+    .innerJoin('entities as e', (j) => j.onRef('e.tenant_id', '=', 's.tenant_id').onRef('e.id', '=', 's.anchor_id'))
+    .select([
+      's.id',
+      's.agent_id',
+      's.anchor_id',
+      'e.external_id as anchor_external_id',
+      's.status',
+      's.started_at',
+      's.ended_at',
+      's.expires_at',
+      's.metadata',
+    ])
+    .where('s.tenant_id', '=', tenantId)
+    .where('s.anchor_id', '=', anchorId)
+    .orderBy('s.started_at')
+    .orderBy('s.id')
+    .execute();
+  return rows.map(toSession);
+}
+
 export async function createSession(
   core: Core,
   actor: Actor,

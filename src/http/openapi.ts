@@ -80,7 +80,10 @@ const SECURITY: Record<string, JsonSchema[]> = {
 export function commonResponses(r: AnyRoute): Record<number, string> {
   const out: Record<number, string> = {
     // Every route validates its query: one it does not take is refused.
-    400: r.body ? 'Invalid body or query: errors[] names each field' : 'Invalid query: errors[] names each field',
+    400:
+      r.body || r.rawBody
+        ? 'Invalid body or query: errors[] names each field'
+        : 'Invalid query: errors[] names each field',
     500: 'Internal error; the body carries no internals, the server logs them',
   };
   if (r.method === 'post') {
@@ -104,9 +107,11 @@ export function commonResponses(r: AnyRoute): Record<number, string> {
 
 function responsesOf(renderer: SchemaRenderer, r: AnyRoute): Record<string, JsonSchema> {
   const responses: Record<string, JsonSchema> = {};
-  const declared = Object.entries(r.responses).map(([status, res]) => [status, res.description, res.schema] as const);
+  const declared = Object.entries(r.responses).map(
+    ([status, res]) => [status, res.description, res.schema, res.mediaType] as const,
+  );
   const common = Object.entries(commonResponses(r)).map(([status, description]) => [status, description] as const);
-  for (const [status, description, schema] of [...declared, ...common]) {
+  for (const [status, description, schema, mediaType] of [...declared, ...common]) {
     if (responses[status]) continue;
     const error = !status.startsWith('2');
     const body = error ? PROBLEM_REF : schema ? renderer.render(schema, 'output') : undefined;
@@ -114,7 +119,9 @@ function responsesOf(renderer: SchemaRenderer, r: AnyRoute): Record<string, Json
     if (error && schema && schema !== ProblemObject) throw new Error(`${r.operationId} ${status}: errors are Problem`);
     responses[status] = {
       description,
-      ...(body ? { content: { [error ? 'application/problem+json' : 'application/json']: { schema: body } } } : {}),
+      ...(body
+        ? { content: { [error ? 'application/problem+json' : (mediaType ?? 'application/json')]: { schema: body } } }
+        : {}),
       ...(status === '429' || (status === '503' && r.access !== 'public')
         ? { headers: { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } } }
         : {}),
@@ -146,6 +153,15 @@ export function buildOpenApi(routes: readonly AnyRoute[], version: string): Json
             requestBody: {
               required: true,
               content: { 'application/json': { schema: renderer.render(r.body, 'input') } },
+            },
+          }
+        : {}),
+      ...(r.rawBody
+        ? {
+            requestBody: {
+              required: true,
+              description: r.rawBody.description,
+              content: Object.fromEntries(r.rawBody.mediaTypes.map((t) => [t, { schema: { type: 'string' } }])),
             },
           }
         : {}),

@@ -18,6 +18,8 @@ export type Access =
 export interface Reply {
   status: number;
   body?: unknown;
+  /** The handler wrote and ended the response itself (a stream). */
+  streamed?: true;
 }
 
 export interface HandlerContext<P, Q, B> {
@@ -43,7 +45,13 @@ export interface RouteSpec<P = unknown, Q = unknown, B = unknown> {
   params?: z.ZodType<P>;
   query?: z.ZodType<Q>;
   body?: z.ZodType<B>;
-  responses: Record<number, { description: string; schema?: z.ZodType }>;
+  /**
+   * A body the handler reads as a stream from `req` (an import), in one of these media types: the
+   * JSON parser and its size limit are not applied, and the handler owns both.
+   */
+  rawBody?: { mediaTypes: string[]; description: string };
+  /** `mediaType`: a success body that is not JSON (NDJSON). */
+  responses: Record<number, { description: string; schema?: z.ZodType; mediaType?: string }>;
   handle: (ctx: HandlerContext<P, Q, B>) => Promise<Reply>;
 }
 

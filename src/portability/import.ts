@@ -1,0 +1,335 @@
+import type { Transaction } from 'kysely';
+import type { Database } from '../db/schema.js';
+import { vectorParam } from '../db/vector.js';
+import { actAs } from '../domain/agent-binding.js';
+import { assertContentLimit } from '../domain/content-limit.js';
+import type { Actor, Core } from '../domain/core.js';
+import { contentKey } from '../domain/text.js';
+import { AppError, isForeignKeyViolation, isUniqueViolation, outageError } from '../errors.js';
+import type { Line } from './lines.js';
+import type { AnchorRecord, AuditRecord, CanonRecord, DataRecord, MemoryRecord, SessionRecord } from './records.js';
+
+/**
+ * The one writer behind every import format: each format turns its lines into our records
+ * (src/portability/formats.ts), and this writes them. Records whose id exists are left as they are,
+ * so importing a file twice changes nothing. Lines are written in batches, each batch in one
+ * transaction; when a batch fails, its lines are written one by one, so that the lines before the
+ * bad one are kept, the bad line is named by its number, and nothing of it is written.
+ */
+
+/** Lines per transaction: the embedder takes their texts in one call. */
+const BATCH_LINES = 200;
+
+export interface ImportItem {
+  line: number;
+  records: DataRecord[];
+}
+
+export type ImportCounts = Record<'anchors' | 'sessions' | 'memories' | 'canon' | 'audit' | 'existing', number>;
+
+export interface ImportResult {
+  lines: number;
+  imported: Omit<ImportCounts, 'existing'>;
+  /** Records left as they were, because their id (or, for anchors of other formats, external id) exists. */
+  existing: number;
+}
+
+export interface WriterOptions {
+  /**
+   * Other services' subjects are matched by external id: a subject the tenant already knows gets
+   * the imported memories. Our own format keeps ids, and refuses an external id held by another id.
+   */
+  anchorsByExternalId: boolean;
+}
+
+type Trx = Transaction<Database>;
+
+const zero = (): ImportCounts => ({ anchors: 0, sessions: 0, memories: 0, canon: 0, audit: 0, existing: 0 });
+
+/** Names the line in an error: its detail and every field path. */
+export function atLine(line: number, error: AppError): AppError {
+  const errors = error.errors?.map((e) => ({ path: `line ${line}${e.path ? `: ${e.path}` : ''}`, message: e.message }));
+  return new AppError(error.code, `line ${line}: ${error.detail}`, errors ?? [{ path: `line ${line}`, message: error.detail }]);
+}
+
+/** A database refusal of one line, in words; anything else is not the line's fault and propagates. */
+function refusal(error: unknown): AppError | undefined {
+  if (error instanceof AppError) return error;
+  if (isForeignKeyViolation(error))
+    return new AppError(
+      'invalid_request',
+      'it refers to an anchor or session that is neither in the tenant nor on an earlier line',
+    );
+  if (isUniqueViolation(error)) return new AppError('conflict', 'it collides with a record of the tenant');
+  return undefined;
+}
+
+export class ImportWriter {
+  readonly counts = zero();
+  /** Record anchor id → stored anchor id, for subjects matched by external id (bounded by the subjects). */
+  private readonly anchorIds = new Map<string, string>();
+  private pending: ImportItem[] = [];
+  /** Lines fully written. */
+  lines = 0;
+
+  constructor(
+    private readonly core: Core,
+    private readonly actor: Actor,
+    private readonly options: WriterOptions,
+  ) {}
+
+  /** Checks what needs no database, so that a bad line is refused before anything of it is queued. */
+  private check(item: ImportItem): void {
+    for (const r of item.records) {
+      if (r.type === 'memory' || r.type === 'canon' || r.type === 'session') actAs(this.actor, r.agent_id);
+      if (r.type === 'memory' || r.type === 'canon') assertContentLimit(r.content, this.core.config.contentLimitChars);
+    }
+  }
+
+  async add(item: ImportItem): Promise<void> {
+    try {
+      this.check(item);
+    } catch (error) {
+      await this.flush();
+      throw atLine(item.line, error instanceof AppError ? error : new AppError('invalid_request', String(error)));
+    }
+    this.pending.push(item);
+    if (this.pending.length >= BATCH_LINES) await this.flush();
+  }
+
+  async flush(): Promise<void> {
+    const batch = this.pending;
+    this.pending = [];
+    if (batch.length === 0) return;
+    try {
+      await this.write(batch);
+    } catch (error) {
+      if (outageError(error) || batch.length === 1) throw this.lineError(batch[0]?.line ?? 0, error);
+      // Which line? Each alone, in order: the ones before the bad one are kept.
+      for (const item of batch) await this.writeOne(item);
+    }
+  }
+
+  private async writeOne(item: ImportItem): Promise<void> {
+    try {
+      await this.write([item]);
+    } catch (error) {
+      throw this.lineError(item.line, error);
+    }
+  }
+
+  private lineError(line: number, error: unknown): unknown {
+    if (outageError(error)) return error;
+    const known = refusal(error);
+    return known ? atLine(line, known) : error;
+  }
+
+  private async write(batch: ImportItem[]): Promise<void> {
+    const { core, actor } = this;
+    const texts = new Map<string, string>();
+    for (const item of batch) {
+      for (const r of item.records) {
+        if (r.type === 'memory') texts.set(r.id, r.content.trim());
+        if (r.type === 'canon') texts.set(r.id, contentKey(r.content));
+      }
+    }
+    // Vectors are recomputed with this deployment's embedder (an export carries none); memories
+    // the tenant holds already are not embedded again, so a second import costs little.
+    const known = new Set(
+      texts.size === 0
+        ? []
+        : (
+            await core.db
+              .selectFrom('memories')
+              .select('id')
+              .where('tenant_id', '=', actor.tenantId)
+              .where('id', 'in', [...texts.keys()])
+              .execute()
+          ).map((r) => r.id),
+    );
+    const toEmbed = [...texts].filter(([id]) => !known.has(id));
+    const vectors = toEmbed.length > 0 ? await core.embedder.embed(toEmbed.map(([, t]) => t)) : [];
+    const vectorOf = new Map(toEmbed.map(([id], i) => [id, vectors[i]]));
+
+    const counts = zero();
+    const matched = new Map<string, string>();
+    const anchorId = (id: string | null): string | null =>
+      id === null ? null : (matched.get(id) ?? this.anchorIds.get(id) ?? id);
+    await core.db.transaction().execute(async (trx) => {
+      for (const item of batch) {
+        for (const r of item.records) {
+          switch (r.type) {
+            case 'anchor':
+              await this.writeAnchor(trx, r, counts, matched);
+              break;
+            case 'session':
+              await this.writeSession(trx, { ...r, anchor_id: anchorId(r.anchor_id) }, counts);
+              break;
+            case 'memory':
+              await this.writeMemory(trx, { ...r, anchor_id: anchorId(r.anchor_id) }, vectorOf.get(r.id), counts);
+              break;
+            case 'canon':
+              await this.writeMemory(trx, r, vectorOf.get(r.id), counts);
+              break;
+            case 'audit':
+              await this.writeAudit(trx, r, counts);
+              break;
+          }
+        }
+      }
+    });
+    // Only what committed counts, and only committed matches are remembered.
+    for (const [k, v] of matched) this.anchorIds.set(k, v);
+    for (const key of Object.keys(counts) as (keyof ImportCounts)[]) this.counts[key] += counts[key];
+    this.lines = batch[batch.length - 1]?.line ?? this.lines;
+  }
+
+  private async writeAnchor(trx: Trx, r: AnchorRecord, counts: ImportCounts, matched: Map<string, string>) {
+    const tenantId = this.actor.tenantId;
+    const byExternalId = () =>
+      trx
+        .selectFrom('entities')
+        .select('id')
+        .where('tenant_id', '=', tenantId)
+        .where('kind', '=', 'subject')
+        .where('external_id', '=', r.anchor_external_id)
+        .executeTakeFirst();
+    if (this.options.anchorsByExternalId) {
+      const existing = await byExternalId();
+      if (existing) {
+        matched.set(r.id, existing.id);
+        counts.existing++;
+        return;
+      }
+    }
+    const inserted = await trx
+      .insertInto('entities')
+      .values({
+        tenant_id: tenantId,
+        id: r.id,
+        kind: 'subject',
+        external_id: r.anchor_external_id,
+        name: r.name,
+        attributes: JSON.stringify(r.metadata),
+        created_at: r.created_at,
+      })
+      .onConflict((oc) => oc.doNothing())
+      .returning('id')
+      .executeTakeFirst();
+    if (inserted) {
+      counts.anchors++;
+      return;
+    }
+    const holder = await byExternalId();
+    if (holder && holder.id !== r.id) {
+      throw new AppError(
+        'conflict',
+        `anchor_external_id "${r.anchor_external_id}" belongs to anchor ${holder.id} in this tenant, not to ${r.id}`,
+        [{ path: 'anchor_external_id', message: 'held by another anchor of the tenant' }],
+      );
+    }
+    counts.existing++;
+  }
+
+  private async writeSession(trx: Trx, r: SessionRecord, counts: ImportCounts) {
+    const inserted = await trx
+      .insertInto('sessions')
+      .values({
+        tenant_id: this.actor.tenantId,
+        id: r.id,
+        agent_id: r.agent_id,
+        anchor_id: r.anchor_id,
+        status: r.status,
+        metadata: JSON.stringify(r.metadata),
+        started_at: r.started_at,
+        ended_at: r.ended_at,
+        expires_at: r.expires_at,
+      })
+      .onConflict((oc) => oc.doNothing())
+      .returning('id')
+      .executeTakeFirst();
+    if (inserted) counts.sessions++;
+    else counts.existing++;
+  }
+
+  private async writeMemory(
+    trx: Trx,
+    r: MemoryRecord | CanonRecord,
+    vector: Float32Array | undefined,
+    counts: ImportCounts,
+  ) {
+    if (!vector) {
+      // Embedded nothing: the memory existed before this batch.
+      counts.existing++;
+      return;
+    }
+    const placed =
+      r.type === 'canon'
+        ? { binding: 'canon' as const, anchor_id: null, session_id: null }
+        : { binding: r.binding, anchor_id: r.anchor_id, session_id: r.session_id };
+    const content = r.type === 'canon' ? contentKey(r.content) : r.content.trim();
+    const inserted = await trx
+      .insertInto('memories')
+      .values({
+        tenant_id: this.actor.tenantId,
+        id: r.id,
+        agent_id: r.agent_id,
+        content,
+        content_key: contentKey(content),
+        ...placed,
+        status: r.status,
+        confidence: r.confidence,
+        decay_rate: r.decay_rate,
+        reinforcement_count: r.reinforcement_count,
+        superseded_by: r.superseded_by,
+        metadata: JSON.stringify(r.metadata),
+        embedding: vectorParam(vector),
+        embedder: this.core.embedder.id,
+        created_at: r.created_at,
+        updated_at: r.updated_at,
+        last_reinforced_at: r.last_reinforced_at,
+      })
+      .onConflict((oc) => oc.doNothing())
+      .returning('id')
+      .executeTakeFirst();
+    if (!inserted) {
+      counts.existing++;
+      return;
+    }
+    counts[r.type === 'canon' ? 'canon' : 'memories']++;
+    if (r.type === 'memory' && r.mentioned_in_sessions.length > 0) {
+      await trx
+        .insertInto('memory_mentions')
+        .values(r.mentioned_in_sessions.map((s) => ({ tenant_id: this.actor.tenantId, memory_id: r.id, session_id: s })))
+        .onConflict((oc) => oc.doNothing())
+        .execute();
+    }
+  }
+
+  private async writeAudit(trx: Trx, r: AuditRecord, counts: ImportCounts) {
+    const inserted = await trx
+      .insertInto('audit_events')
+      .values({
+        tenant_id: this.actor.tenantId,
+        id: r.id,
+        at: r.at,
+        action: r.action,
+        memory_id: r.memory_id,
+        anchor_id: r.anchor_id,
+        session_id: r.session_id,
+        actor_key_id: r.actor.key_id,
+        actor_agent_id: r.actor.agent_id,
+        changes: JSON.stringify(r.changes),
+      })
+      .onConflict((oc) => oc.doNothing())
+      .returning('id')
+      .executeTakeFirst();
+    if (inserted) counts.audit++;
+    else counts.existing++;
+  }
+
+  result(): ImportResult {
+    const { existing, ...imported } = this.counts;
+    return { lines: this.lines, imported, existing };
+  }
+}

@@ -1,0 +1,99 @@
+import type { Actor, Core } from '../domain/core.js';
+import { AppError } from '../errors.js';
+import { lineConverter, type ImportFormat } from './formats.js';
+import { atLine, ImportWriter, type ImportResult } from './import.js';
+import { readLines, type Line } from './lines.js';
+
+/**
+ * mem0 hands out one JSON document (a list, or `{ "results": [...] }`), not lines, so its files
+ * are read whole up to this size; our format and the MCP server's are streamed line by line.
+ */
+export const MEM0_DOCUMENT_MAX_BYTES = 64 * 1024 * 1024;
+
+export interface ImportOptions {
+  format: ImportFormat;
+  /** The agent that owns imported memories whose source names none (mem0 without agent_id, MCP). */
+  agentId: string;
+  /** Called after each line with the bytes read so far. */
+  onProgress?: (bytesRead: number) => void;
+}
+
+async function* counted(chunks: AsyncIterable<Buffer | string>, onBytes: (n: number) => void) {
+  let total = 0;
+  for await (const chunk of chunks) {
+    total += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
+    onBytes(total);
+    yield chunk;
+  }
+}
+
+/** A mem0 document as lines, one memory each (line N is its Nth memory); a file of lines as it is. */
+async function* mem0Lines(chunks: AsyncIterable<Buffer | string>, maxLineBytes: number): AsyncGenerator<Line> {
+  const parts: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of chunks) {
+    const b = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    size += b.length;
+    if (size > MEM0_DOCUMENT_MAX_BYTES)
+      throw new AppError('payload_too_large', `a mem0 file is read whole, and this one is over ${MEM0_DOCUMENT_MAX_BYTES} bytes: send it as one memory a line`);
+    parts.push(b);
+  }
+  const text = Buffer.concat(parts).toString('utf8');
+  let document: unknown;
+  try {
+    document = JSON.parse(text) as unknown;
+  } catch {
+    // Not one document: one memory a line (e.g. `jq -c '.results[]'`).
+    yield* readLines([text], maxLineBytes);
+    return;
+  }
+  const list = Array.isArray(document)
+    ? document
+    : typeof document === 'object' && document !== null
+      ? ((document as { results?: unknown; memories?: unknown }).results ??
+        (document as { memories?: unknown }).memories ??
+        [document])
+      : undefined;
+  if (!Array.isArray(list))
+    throw new AppError('invalid_request', 'a mem0 file is a list of memories, an object with "results", or one memory a line');
+  let number = 0;
+  for (const item of list) yield { number: ++number, text: JSON.stringify(item) };
+}
+
+/**
+ * Imports a stream into the actor's tenant. Stops at the first bad line: the lines before it stay
+ * imported (a second import of the fixed file adds only the rest), nothing of the bad line is written,
+ * and the error names its number.
+ */
+export async function importStream(
+  core: Core,
+  actor: Actor,
+  chunks: AsyncIterable<Buffer | string>,
+  options: ImportOptions,
+): Promise<ImportResult> {
+  const maxLineBytes = core.config.bodyLimitBytes;
+  const source = options.onProgress ? counted(chunks, options.onProgress) : chunks;
+  const lines = options.format === 'mem0' ? mem0Lines(source, maxLineBytes) : readLines(source, maxLineBytes);
+  const convert = lineConverter(options.format, { agentId: options.agentId, config: core.config, actor }, core.clock());
+  const writer = new ImportWriter(core, actor, { anchorsByExternalId: options.format !== 'agent-memory' });
+  let last = 0;
+  try {
+    for await (const line of lines) {
+      let item;
+      try {
+        item = convert(line);
+      } catch (error) {
+        throw error instanceof AppError ? atLine(line.number, error) : error;
+      }
+      await writer.add(item);
+      last = line.number;
+    }
+  } catch (error) {
+    // The lines before the bad one (or before the stream broke) are whole: they are kept. A line
+    // among them that the database refuses comes earlier, so its error is the one reported.
+    await writer.flush();
+    throw error;
+  }
+  await writer.flush();
+  return { ...writer.result(), lines: last };
+}

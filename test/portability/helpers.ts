@@ -1,0 +1,51 @@
+import { pino } from 'pino';
+import request from 'supertest';
+import { createApp } from '../../src/app.js';
+import { createHashEmbedder } from '../../src/embedding/hash.js';
+import { startCore, type Running } from '../../src/start-core.js';
+import { testConfig, type Tenant, type TestApi } from '../helpers/harness.js';
+import { isolatedDatabase, type IsolatedDb } from '../helpers/isolated-db.js';
+
+/** A second, empty database with the same embedder as the worker's: where an export is imported. */
+export async function freshDatabase(): Promise<{ api: TestApi; running: Running; close(): Promise<void> }> {
+  const iso: IsolatedDb = await isolatedDatabase();
+  const running = await startCore(testConfig(iso.env), {
+    embedder: createHashEmbedder(256),
+    log: pino({ level: 'silent' }),
+  });
+  const app = createApp(running.core);
+  return {
+    api: { app, core: running.core, http: request(app) },
+    running,
+    close: async () => {
+      await running.close();
+      await iso.drop();
+    },
+  };
+}
+
+/** GET /v1/export as text. */
+export async function exportText(api: TestApi, t: Tenant, query = ''): Promise<string> {
+  const res = await api.http
+    .get(`/v1/export${query}`)
+    .set(t.auth)
+    .buffer(true)
+    .parse((r, done) => {
+      let text = '';
+      r.setEncoding('utf8');
+      r.on('data', (c: string) => (text += c));
+      r.on('end', () => done(null, text));
+    });
+  if (res.status !== 200) throw new Error(`export failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body as string;
+}
+
+export const sortedLines = (ndjson: string): string[] =>
+  ndjson
+    .split('\n')
+    .filter((l) => l !== '')
+    .sort();
+
+export async function importText(api: TestApi, t: Tenant, body: string | Buffer, query = '', type = 'application/x-ndjson') {
+  return api.http.post(`/v1/import${query}`).set(t.auth).set('Content-Type', type).send(body);
+}
