@@ -170,12 +170,20 @@ export const portabilityRoutes = [
       409: { description: 'A line collides with what the tenant holds (an external id of another anchor)', schema: ProblemObject },
       413: { description: 'A line over the limit', schema: ProblemObject },
     },
-    handle: async ({ core, actor, query, req }) => ({
-      status: 200,
-      body: await importStream(core, actor, bodyStream(req) as AsyncIterable<Buffer>, {
-        format: query.format,
-        agentId: query.agent_id,
-      }),
-    }),
+    handle: async ({ core, actor, query, req }) => {
+      try {
+        const body = await importStream(core, actor, bodyStream(req) as AsyncIterable<Buffer>, {
+          format: query.format,
+          agentId: query.agent_id,
+        });
+        return { status: 200, body };
+      } catch (error) {
+        // zlib's errors (Z_DATA_ERROR, Z_BUF_ERROR): the client's compressed bytes, not our fault.
+        const code = (error as { code?: unknown } | null)?.code;
+        if (typeof code === 'string' && code.startsWith('Z_'))
+          throw new AppError('invalid_request', 'the body is not valid data of its Content-Encoding');
+        throw error;
+      }
+    },
   }),
 ];
