@@ -4,7 +4,8 @@ import { configDefaults, defineConfig } from 'vitest/config';
  * The slow end-to-end files: child processes on the CLI (stdio, `serve`, reembed, the LoCoMo
  * tool), the local embedder's model, the data folder lock, a service wired from its environment,
  * operations with the database gone, network timeouts under forced garbage collection, and the
- * scale benchmark's dataset builder. Together they took about three quarters of the test time,
+ * scale benchmark's dataset builder, and the portability files that open a second database (the
+ * export/import round trip, the CLI's export and import). Together they took about three quarters of the test time,
  * so `npm test` runs the rest and `npm run test:e2e` these; CI runs both.
  */
 const E2E = [
@@ -18,6 +19,8 @@ const E2E = [
   'test/http/ops.test.ts',
   'test/embedding/timeout-gc.test.ts',
   'test/tools/bench-scale.test.ts',
+  'test/portability/cli.test.ts',
+  'test/portability/round-trip.test.ts',
 ];
 
 export default defineConfig({

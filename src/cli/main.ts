@@ -12,6 +12,7 @@ import { createTenant } from '../domain/tenants.js';
 import { AppError } from '../errors.js';
 import { startCore } from '../start-core.js';
 import { mcp } from './mcp.js';
+import { exportCommand, importCommand, PortabilityUsageError } from './portability.js';
 import { reembed } from './reembed.js';
 import { VERSION } from '../version.js';
 
@@ -26,6 +27,10 @@ Usage:
   agent-memory migrate            apply database migrations and exit
   agent-memory sweep              delete expired session memories once and exit
   agent-memory reembed            re-embed stored memories with the configured EMBEDDER (servers stopped)
+  agent-memory export [--out FILE] [--audit] [--tenant ID]
+                                  the tenant as NDJSON (default: the local tenant, to stdout)
+  agent-memory import FILE [--format agent-memory|mem0|mcp-memory] [--agent-id ID] [--tenant ID]
+                                  import a file of that format into the tenant
   agent-memory help               this text
 
 Configuration comes from the environment: DATABASE_URL (unset: embedded database in DATA_DIR),
@@ -140,13 +145,17 @@ export async function main(argv: string[]): Promise<void> {
       return sweepOnce(config);
     case 'reembed':
       return reembed(config, rest);
+    case 'export':
+      return exportCommand(config, rest);
+    case 'import':
+      return importCommand(config, rest);
     default:
       throw new UsageError(`unknown command "${command}"`);
   }
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof UsageError) {
+  if (error instanceof UsageError || error instanceof PortabilityUsageError) {
     process.stderr.write(`agent-memory: ${error.message}\n\n${USAGE}\n`);
     process.exit(2);
   }
