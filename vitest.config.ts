@@ -5,7 +5,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
  * tool), the local embedder's model, the data folder lock, a service wired from its environment,
  * operations with the database gone, network timeouts under forced garbage collection, and the
  * scale benchmark's dataset builder, and the portability files that open a second database (the
- * export/import round trip, the CLI's export and import). Together they took about three quarters of the test time,
+ * export/import round trip, the CLI's export and import) or seed a large tenant (the streamed export). Together they took about three quarters of the test time,
  * so `npm test` runs the rest and `npm run test:e2e` these; CI runs both.
  */
 const E2E = [
@@ -21,6 +21,7 @@ const E2E = [
   'test/tools/bench-scale.test.ts',
   'test/portability/cli.test.ts',
   'test/portability/round-trip.test.ts',
+  'test/portability/export-stream.test.ts',
 ];
 
 export default defineConfig({

@@ -59,7 +59,9 @@ function lineSink(out: Writable): { write(line: string): Promise<void>; end(): P
     async end() {
       await flush();
       if (out === process.stdout) return;
-      await new Promise<void>((resolve, reject) => out.end((error?: Error | null) => (error ? reject(error) : resolve())));
+      await new Promise<void>((resolve, reject) =>
+        out.end((error?: Error | null) => (error ? reject(error) : resolve())),
+      );
     },
   };
 }

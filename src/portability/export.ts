@@ -54,27 +54,25 @@ async function* cursorRows<R>(trx: Trx, name: string, query: Compilable<R>): Asy
 }
 
 const memoryColumns = (trx: Trx) =>
-  trx
-    .selectFrom('memories as m')
-    .select([
-      'm.id',
-      'm.agent_id',
-      'm.content',
-      'm.binding',
-      'm.anchor_id',
-      'm.session_id',
-      'm.status',
-      'm.confidence',
-      'm.decay_rate',
-      'm.reinforcement_count',
-      'm.superseded_by',
-      'm.metadata',
-      'm.created_at',
-      'm.updated_at',
-      'm.last_reinforced_at',
-      sql<string[]>`coalesce((SELECT json_agg(mm.session_id ORDER BY mm.session_id) FROM memory_mentions mm
+  trx.selectFrom('memories as m').select([
+    'm.id',
+    'm.agent_id',
+    'm.content',
+    'm.binding',
+    'm.anchor_id',
+    'm.session_id',
+    'm.status',
+    'm.confidence',
+    'm.decay_rate',
+    'm.reinforcement_count',
+    'm.superseded_by',
+    'm.metadata',
+    'm.created_at',
+    'm.updated_at',
+    'm.last_reinforced_at',
+    sql<string[]>`coalesce((SELECT json_agg(mm.session_id ORDER BY mm.session_id) FROM memory_mentions mm
         WHERE mm.tenant_id = m.tenant_id AND mm.memory_id = m.id), '[]'::json)`.as('mentioned_in_sessions'),
-    ]);
+  ]);
 
 type MemoryRow = Awaited<ReturnType<ReturnType<typeof memoryColumns>['executeTakeFirstOrThrow']>>;
 

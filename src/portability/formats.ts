@@ -45,7 +45,11 @@ function parseJson(line: Line): unknown {
 function invalid(error: z.ZodError): AppError {
   const errors = error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
   const first = errors[0];
-  return new AppError('invalid_request', first ? `${first.path || 'record'} ${first.message}` : 'invalid record', errors);
+  return new AppError(
+    'invalid_request',
+    first ? `${first.path || 'record'} ${first.message}` : 'invalid record',
+    errors,
+  );
 }
 
 function parseWith<T>(schema: z.ZodType<T>, value: unknown): T {
@@ -110,14 +114,16 @@ function mem0Format(ctx: FormatContext, now: Date): LineConverter {
     let anchorId: string | null = null;
     if (m.user_id) {
       anchorId = nameId('mem0-user', m.user_id);
-      records.push(parseWith(AnchorRecord, {
-        type: 'anchor',
-        id: anchorId,
-        anchor_external_id: m.user_id,
-        name: null,
-        metadata: { source: 'mem0' },
-        created_at: created,
-      }));
+      records.push(
+        parseWith(AnchorRecord, {
+          type: 'anchor',
+          id: anchorId,
+          anchor_external_id: m.user_id,
+          name: null,
+          metadata: { source: 'mem0' },
+          created_at: created,
+        }),
+      );
     }
     let sessionId: string | null = null;
     if (m.run_id) {
@@ -192,7 +198,13 @@ function mcpAnchor(name: string, entityType: string | undefined, at: string): An
   };
 }
 
-function mcpMemory(ctx: FormatContext, anchorId: string, content: string, at: string, metadata: Record<string, unknown>): MemoryRecord {
+function mcpMemory(
+  ctx: FormatContext,
+  anchorId: string,
+  content: string,
+  at: string,
+  metadata: Record<string, unknown>,
+): MemoryRecord {
   return {
     type: 'memory',
     // The same fact about the same subject is one memory, however often the file repeats it.
@@ -239,7 +251,9 @@ function mcpFormat(ctx: FormatContext, now: Date): LineConverter {
       records: [
         from,
         to,
-        mcpMemory(ctx, from.id, fact, at, { relation: { from: value.from, to: value.to, relationType: value.relationType } }),
+        mcpMemory(ctx, from.id, fact, at, {
+          relation: { from: value.from, to: value.to, relationType: value.relationType },
+        }),
       ],
     };
   };

@@ -49,7 +49,11 @@ const zero = (): ImportCounts => ({ anchors: 0, sessions: 0, memories: 0, canon:
 /** Names the line in an error: its detail and every field path. */
 export function atLine(line: number, error: AppError): AppError {
   const errors = error.errors?.map((e) => ({ path: `line ${line}${e.path ? `: ${e.path}` : ''}`, message: e.message }));
-  return new AppError(error.code, `line ${line}: ${error.detail}`, errors ?? [{ path: `line ${line}`, message: error.detail }]);
+  return new AppError(
+    error.code,
+    `line ${line}: ${error.detail}`,
+    errors ?? [{ path: `line ${line}`, message: error.detail }],
+  );
 }
 
 /** A database refusal of one line, in words; anything else is not the line's fault and propagates. */
@@ -300,7 +304,9 @@ export class ImportWriter {
     if (r.type === 'memory' && r.mentioned_in_sessions.length > 0) {
       await trx
         .insertInto('memory_mentions')
-        .values(r.mentioned_in_sessions.map((s) => ({ tenant_id: this.actor.tenantId, memory_id: r.id, session_id: s })))
+        .values(
+          r.mentioned_in_sessions.map((s) => ({ tenant_id: this.actor.tenantId, memory_id: r.id, session_id: s })),
+        )
         .onConflict((oc) => oc.doNothing())
         .execute();
     }

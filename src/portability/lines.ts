@@ -24,7 +24,9 @@ export async function* readLines(
       { path: `line ${number + 1}`, message: `must be at most ${maxBytes} bytes` },
     ]);
   const take = (last: Buffer): Line | undefined => {
-    const text = Buffer.concat([...pending, last]).toString('utf8').replace(/\r$/u, '');
+    const text = Buffer.concat([...pending, last])
+      .toString('utf8')
+      .replace(/\r$/u, '');
     pending = [];
     pendingBytes = 0;
     number++;

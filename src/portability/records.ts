@@ -10,7 +10,11 @@ export const EXPORT_FORMAT = 'agent-memory-export';
 export const EXPORT_VERSION = 1;
 
 /** A time exactly as Date#toISOString writes it (milliseconds, UTC), so an import re-exports byte-identical. */
-const time = z.iso.datetime({ offset: false, precision: 3, message: 'must be an ISO-8601 time in UTC with milliseconds' });
+const time = z.iso.datetime({
+  offset: false,
+  precision: 3,
+  message: 'must be an ISO-8601 time in UTC with milliseconds',
+});
 const probability = z.number().min(0).max(1);
 
 export const HeaderRecord = z.object({

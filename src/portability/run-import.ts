@@ -35,7 +35,10 @@ async function* mem0Lines(chunks: AsyncIterable<Buffer | string>, maxLineBytes: 
     const b = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
     size += b.length;
     if (size > MEM0_DOCUMENT_MAX_BYTES)
-      throw new AppError('payload_too_large', `a mem0 file is read whole, and this one is over ${MEM0_DOCUMENT_MAX_BYTES} bytes: send it as one memory a line`);
+      throw new AppError(
+        'payload_too_large',
+        `a mem0 file is read whole, and this one is over ${MEM0_DOCUMENT_MAX_BYTES} bytes: send it as one memory a line`,
+      );
     parts.push(b);
   }
   const text = Buffer.concat(parts).toString('utf8');
@@ -51,11 +54,13 @@ async function* mem0Lines(chunks: AsyncIterable<Buffer | string>, maxLineBytes: 
     ? document
     : typeof document === 'object' && document !== null
       ? ((document as { results?: unknown; memories?: unknown }).results ??
-        (document as { memories?: unknown }).memories ??
-        [document])
+        (document as { memories?: unknown }).memories ?? [document])
       : undefined;
   if (!Array.isArray(list))
-    throw new AppError('invalid_request', 'a mem0 file is a list of memories, an object with "results", or one memory a line');
+    throw new AppError(
+      'invalid_request',
+      'a mem0 file is a list of memories, an object with "results", or one memory a line',
+    );
   let number = 0;
   for (const item of list) yield { number: ++number, text: JSON.stringify(item) };
 }

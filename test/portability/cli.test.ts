@@ -8,7 +8,10 @@ import { sortedLines } from './helpers.js';
 
 const FIXTURE = path.join(path.dirname(new URL(import.meta.url).pathname), 'fixtures/mcp-memory.jsonl');
 
-async function run(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+async function run(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawnCli(args, childEnv({ LOG_LEVEL: 'silent', ...env }));
   let stdout = '';
   let stderr = '';

@@ -15,7 +15,10 @@ interface Hit {
 }
 
 async function recall(api: TestApi, t: Tenant, query: Record<string, string>): Promise<Hit[]> {
-  const res = await api.http.get('/v1/memories/recall').set(t.auth).query({ limit: '20', ...query });
+  const res = await api.http
+    .get('/v1/memories/recall')
+    .set(t.auth)
+    .query({ limit: '20', ...query });
   expect(res.status).toBe(200);
   return res.body.results as Hit[];
 }
@@ -28,7 +31,11 @@ describe(`mem0 import on ${engine}`, () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ lines: 5, imported: { anchors: 2, sessions: 1, memories: 5 } });
 
-    const alice = await recall(api, t, { agent_id: 'travel-assistant', anchor_external_id: 'alice', query: 'trip to Japan' });
+    const alice = await recall(api, t, {
+      agent_id: 'travel-assistant',
+      anchor_external_id: 'alice',
+      query: 'trip to Japan',
+    });
     const japan = alice.find((h) => h.content === 'Is planning a trip to Japan next month');
     expect(japan).toMatchObject({
       binding: 'anchored',
@@ -94,7 +101,11 @@ describe(`MCP memory server import on ${engine}`, () => {
       binding: 'anchored',
       anchor_external_id: 'John_Smith',
     });
-    const work = await recall(api, t, { agent_id: 'claude', anchor_external_id: 'John_Smith', query: 'where does John work' });
+    const work = await recall(api, t, {
+      agent_id: 'claude',
+      anchor_external_id: 'John_Smith',
+      query: 'where does John work',
+    });
     expect(work.find((h) => h.content === 'John_Smith works at Anthropic')).toMatchObject({
       metadata: { source: 'mcp-memory', relation: { from: 'John_Smith', to: 'Anthropic', relationType: 'works_at' } },
     });

@@ -46,6 +46,12 @@ export const sortedLines = (ndjson: string): string[] =>
     .filter((l) => l !== '')
     .sort();
 
-export async function importText(api: TestApi, t: Tenant, body: string | Buffer, query = '', type = 'application/x-ndjson') {
+export async function importText(
+  api: TestApi,
+  t: Tenant,
+  body: string | Buffer,
+  query = '',
+  type = 'application/x-ndjson',
+) {
   return api.http.post(`/v1/import${query}`).set(t.auth).set('Content-Type', type).send(body);
 }

@@ -108,7 +108,11 @@ describe(`POST /v1/import refusals on ${engine}`, () => {
     expectProblem(await importText(api, t, '<xml/>', '', 'application/xml'), 415, 'unsupported_media_type');
     expectProblem(await importText(api, t, ndjson(HEADER), '?format=csv'), 400, 'invalid_request');
     const rw = await newKey(api, t, ['read', 'write']);
-    const refused = await api.http.post('/v1/import').set(rw.auth).set('Content-Type', 'application/x-ndjson').send(HEADER);
+    const refused = await api.http
+      .post('/v1/import')
+      .set(rw.auth)
+      .set('Content-Type', 'application/x-ndjson')
+      .send(HEADER);
     expectProblem(refused, 403, 'insufficient_scope');
     expectProblem(await api.http.get('/v1/export').set(rw.auth), 403, 'insufficient_scope');
   });
@@ -121,9 +125,18 @@ describe(`GET /v1/anchors/{id}/export on ${engine}`, () => {
     const reader = await newKey(api, t, ['read']);
     const a = await api.http.post('/v1/anchors').set(t.auth).send({ anchor_external_id: 'ada' });
     const s = await api.http.post('/v1/sessions').set(t.auth).send({ agent_id: 'a1', anchor_external_id: 'ada' });
-    await api.http.post('/v1/memories').set(t.auth).send({ agent_id: 'a1', content: 'Lives in Paris', anchor_external_id: 'ada' });
-    await api.http.post('/v1/memories').set(t.auth).send({ agent_id: 'a1', content: 'Lives in Rome', anchor_external_id: 'ada' });
-    await api.http.post('/v1/memories').set(t.auth).send({ agent_id: 'a1', content: 'Asked for a refund', session_id: s.body.id });
+    await api.http
+      .post('/v1/memories')
+      .set(t.auth)
+      .send({ agent_id: 'a1', content: 'Lives in Paris', anchor_external_id: 'ada' });
+    await api.http
+      .post('/v1/memories')
+      .set(t.auth)
+      .send({ agent_id: 'a1', content: 'Lives in Rome', anchor_external_id: 'ada' });
+    await api.http
+      .post('/v1/memories')
+      .set(t.auth)
+      .send({ agent_id: 'a1', content: 'Asked for a refund', session_id: s.body.id });
     await api.http.post('/v1/memories').set(t.auth).send({ agent_id: 'a1', content: 'private to the agent' });
 
     const res = await api.http.get(`/v1/anchors/${a.body.id as string}/export`).set(reader.auth);

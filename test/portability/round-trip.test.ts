@@ -16,10 +16,18 @@ async function populate(api: TestApi, t: Tenant) {
   await post(api, t, '/v1/anchors', { anchor_external_id: 'alice', name: 'Alice', metadata: { tier: 'gold' } });
   await post(api, t, '/v1/memories', { ...agent, content: 'Alice prefers email', anchor_external_id: 'alice' });
   await post(api, t, '/v1/memories', { ...agent, content: 'Alice prefers email', anchor_external_id: 'alice' });
-  const paris = await post(api, t, '/v1/memories', { ...agent, content: 'Lives in Paris', anchor_external_id: 'alice' });
+  const paris = await post(api, t, '/v1/memories', {
+    ...agent,
+    content: 'Lives in Paris',
+    anchor_external_id: 'alice',
+  });
   await post(api, t, '/v1/memories', { ...agent, content: 'Lives in Berlin', anchor_external_id: 'alice' });
   await post(api, t, '/v1/memories', { ...agent, content: 'My own note: call the bank', metadata: { n: 1 } });
-  const s1 = await post(api, t, '/v1/sessions', { ...agent, anchor_external_id: 'alice', metadata: { channel: 'chat' } });
+  const s1 = await post(api, t, '/v1/sessions', {
+    ...agent,
+    anchor_external_id: 'alice',
+    metadata: { channel: 'chat' },
+  });
   await post(api, t, '/v1/memories', { ...agent, content: 'Asked about the March invoice', session_id: s1.id });
   const s2 = await post(api, t, '/v1/sessions', { ...agent, anchor_external_id: 'alice' });
   // The same fact again in a later session of the subject: recorded as a mention of the first.
@@ -27,7 +35,11 @@ async function populate(api: TestApi, t: Tenant) {
   await post(api, t, `/v1/sessions/${s1.id}/end`, {});
   const loose = await post(api, t, '/v1/sessions', { agent_id: 'agent-2' });
   await post(api, t, '/v1/memories', { agent_id: 'agent-2', content: 'Prefers short answers', session_id: loose.id });
-  await post(api, t, '/v1/canon', { ...agent, content: 'Refunds take five business days', metadata: { src: 'policy' } });
+  await post(api, t, '/v1/canon', {
+    ...agent,
+    content: 'Refunds take five business days',
+    metadata: { src: 'policy' },
+  });
   return { paris };
 }
 
@@ -54,7 +66,10 @@ describe(`export and import round trip on ${engine}`, () => {
     expect(new Set(records.filter((r) => r.type === 'memory').map((r) => r.binding))).toEqual(
       new Set(['anchored', 'private', 'session']),
     );
-    expect(records.find((r) => r.id === paris.id)).toMatchObject({ status: 'superseded', superseded_by: expect.any(String) });
+    expect(records.find((r) => r.id === paris.id)).toMatchObject({
+      status: 'superseded',
+      superseded_by: expect.any(String),
+    });
     expect(records.some((r) => r.type === 'memory' && (r.reinforcement_count as number) > 0)).toBe(true);
     expect(records.some((r) => r.type === 'memory' && (r.mentioned_in_sessions as string[]).length === 1)).toBe(true);
     expect(records.some((r) => r.type === 'session' && r.status === 'ended')).toBe(true);
@@ -71,7 +86,8 @@ describe(`export and import round trip on ${engine}`, () => {
       existing: 0,
     });
     const second = await exportText(target.api, u, '?audit=true');
-    const without = (ls: string[]) => ls.filter((l) => !l.startsWith('{"type":"audit"') && !l.startsWith('{"type":"end"'));
+    const without = (ls: string[]) =>
+      ls.filter((l) => !l.startsWith('{"type":"audit"') && !l.startsWith('{"type":"end"'));
     expect(without(sortedLines(second))).toEqual(without(lines));
     // The target's audit trail holds the source's, besides its own setup's key_created.
     const targetLines = new Set(sortedLines(second));

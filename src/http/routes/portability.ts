@@ -167,7 +167,10 @@ export const portabilityRoutes = [
         description: 'A bad line, named by its number; the lines before it are imported, nothing of it is',
         schema: ProblemObject,
       },
-      409: { description: 'A line collides with what the tenant holds (an external id of another anchor)', schema: ProblemObject },
+      409: {
+        description: 'A line collides with what the tenant holds (an external id of another anchor)',
+        schema: ProblemObject,
+      },
       413: { description: 'A line over the limit', schema: ProblemObject },
     },
     handle: async ({ core, actor, query, req }) => {
