@@ -53,7 +53,7 @@ try {
   const started = performance.now();
   const counts = await exportTenant(core, tenant.tenantId, { audit: false }, async (line) => {
     bytes += Buffer.byteLength(line);
-    if (!out.write(line)) await new Promise((resolve) => out.once('drain', resolve));
+    if (!out.write(line)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
   });
   clearInterval(timer);
   sample();
