@@ -6,7 +6,6 @@ import { assertContentLimit } from '../domain/content-limit.js';
 import type { Actor, Core } from '../domain/core.js';
 import { contentKey } from '../domain/text.js';
 import { AppError, isForeignKeyViolation, isUniqueViolation, outageError } from '../errors.js';
-import type { Line } from './lines.js';
 import type { AnchorRecord, AuditRecord, CanonRecord, DataRecord, MemoryRecord, SessionRecord } from './records.js';
 
 /**
