@@ -1,3 +1,4 @@
+import { createReadStream } from 'node:fs';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Readable } from 'node:stream';
 import type { Request, Response } from 'express';
@@ -11,6 +12,7 @@ import { agentId, booleanFlag } from '../../schemas/fields.js';
 import { IdParams } from '../../schemas/inputs.js';
 import { AnchorObject, MemoryObject, ProblemObject, SessionObject } from '../../schemas/objects.js';
 import { route } from '../route.js';
+import { spoolBody } from '../spool.js';
 
 const ExportQuery = z.object({
   audit: booleanFlag.optional().describe('true: add the audit trail (ids and counts, never content)'),
@@ -41,6 +43,9 @@ const ImportResultObject = z.object({
   imported: z.object({ ...counts, canon: z.number().int(), audit: z.number().int() }),
   existing: z.number().int().describe('Records left as they were: their id (or subject external id) exists'),
 });
+
+/** The most an import body may hold, once decompressed: it is spooled to disk before it is read. */
+export const IMPORT_MAX_BYTES = 4 * 1024 * 1024 * 1024;
 
 /** Lines are gathered into writes of about this size: a write per record would cost more than the records. */
 const WRITE_BYTES = 64 * 1024;
@@ -159,7 +164,7 @@ export const portabilityRoutes = [
     rawBody: {
       mediaTypes: ['application/x-ndjson', 'application/jsonl', 'application/json', 'text/plain'],
       description:
-        'One record a line, each at most the body limit; a mem0 file may also be one JSON document (up to 64 MiB). gzip, deflate and br bodies are decompressed.',
+        'One record a line, each at most the body limit; a mem0 file may also be one JSON document (up to 64 MiB). gzip, deflate and br bodies are decompressed; at most 4 GiB in all.',
     },
     responses: {
       200: { description: 'Every line was imported', schema: ImportResultObject },
@@ -175,11 +180,16 @@ export const portabilityRoutes = [
     },
     handle: async ({ core, actor, query, req }) => {
       try {
-        const body = await importStream(core, actor, bodyStream(req) as AsyncIterable<Buffer>, {
-          format: query.format,
-          agentId: query.agent_id,
-        });
-        return { status: 200, body };
+        const spooled = await spoolBody(bodyStream(req), IMPORT_MAX_BYTES);
+        try {
+          const body = await importStream(core, actor, createReadStream(spooled.path), {
+            format: query.format,
+            agentId: query.agent_id,
+          });
+          return { status: 200, body };
+        } finally {
+          await spooled.remove();
+        }
       } catch (error) {
         // zlib's errors (Z_DATA_ERROR, Z_BUF_ERROR): the client's compressed bytes, not our fault.
         const code = (error as { code?: unknown } | null)?.code;
