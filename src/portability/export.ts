@@ -111,13 +111,19 @@ export function toMemoryRecord(r: MemoryRow): MemoryRecord {
 }
 
 async function countRows(trx: Trx, tenantId: string, audit: boolean): Promise<ExportCounts> {
-  const count = (table: 'entities' | 'sessions' | 'audit_events') =>
+  const count = (table: 'sessions' | 'audit_events') =>
     trx
       .selectFrom(table)
       .select(sql<number>`count(*)::int`.as('n'))
       .where('tenant_id', '=', tenantId)
       .executeTakeFirstOrThrow()
       .then((r) => Number(r.n));
+  const anchors = await trx
+    .selectFrom('entities')
+    .select(sql<number>`count(*)::int`.as('n'))
+    .where('tenant_id', '=', tenantId)
+    .where('kind', '=', 'subject')
+    .executeTakeFirstOrThrow();
   const memories = await trx
     .selectFrom('memories')
     .select([
@@ -127,7 +133,7 @@ async function countRows(trx: Trx, tenantId: string, audit: boolean): Promise<Ex
     .where('tenant_id', '=', tenantId)
     .executeTakeFirstOrThrow();
   return {
-    anchors: await count('entities'),
+    anchors: Number(anchors.n),
     sessions: await count('sessions'),
     memories: Number(memories.memories),
     canon: Number(memories.canon),

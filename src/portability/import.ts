@@ -64,6 +64,10 @@ function refusal(error: unknown): AppError | undefined {
       'it refers to an anchor or session that is neither in the tenant nor on an earlier line',
     );
   if (isUniqueViolation(error)) return new AppError('conflict', 'it collides with a record of the tenant');
+  // A CHECK constraint, or a value of the right form out of the database's range (a time in year 0).
+  const state = (error as { code?: unknown } | null)?.code;
+  if (typeof state === 'string' && (state === '23514' || state.startsWith('22')))
+    return new AppError('invalid_request', 'it holds a value the database does not accept');
   return undefined;
 }
 

@@ -214,6 +214,7 @@ const SCOPE_TABLE: { method: 'get' | 'post' | 'delete'; path: string; access: 'a
   { method: 'get', path: '/v1/anchors/{id}', access: 'read' },
   { method: 'get', path: '/v1/anchors/{id}/memories', access: 'read' },
   { method: 'get', path: '/v1/sessions/{id}', access: 'read' },
+  { method: 'get', path: '/v1/anchors/{id}/export', access: 'read' },
   { method: 'post', path: '/v1/memories', access: 'write' },
   { method: 'post', path: '/v1/agents/{id}/conversations/ingest', access: 'write' },
   { method: 'delete', path: '/v1/memories/{id}', access: 'write' },
@@ -227,6 +228,8 @@ const SCOPE_TABLE: { method: 'get' | 'post' | 'delete'; path: string; access: 'a
   { method: 'get', path: '/v1/keys', access: 'admin' },
   { method: 'delete', path: '/v1/keys/{id}', access: 'admin' },
   { method: 'get', path: '/v1/audit', access: 'admin' },
+  { method: 'get', path: '/v1/export', access: 'admin' },
+  { method: 'post', path: '/v1/import', access: 'admin' },
 ];
 
 /** A key with every scope but the one the route needs. */

@@ -78,6 +78,10 @@ describe(`POST /v1/import refusals on ${engine}`, () => {
     const refused = await importText(api, t, ndjson(HEADER, memory('also kept'), orphan, memory('never')));
     expectProblem(refused, 400, 'invalid_request');
     expect(refused.body.detail).toMatch(/^line 3: it refers to an anchor or session/);
+    const yearZero = memory('in year zero', { created_at: '0000-01-01T00:00:00.000Z' });
+    const outOfRange = await importText(api, t, ndjson(HEADER, yearZero));
+    expectProblem(outOfRange, 400, 'invalid_request');
+    expect(outOfRange.body.detail).toBe('line 2: it holds a value the database does not accept');
     expect(await contents(api, t)).toEqual(['also kept', 'kept']);
   });
 

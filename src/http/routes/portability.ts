@@ -87,21 +87,24 @@ function responseSink(res: Response): { write(line: string): Promise<void>; end(
   };
 }
 
+/** Errors of the decompressors: the client's bytes are not what their Content-Encoding says. */
+const decodeErrors = new WeakSet<object>();
+
 /** The request body, decompressed when it says it is compressed. */
 function bodyStream(req: Request): Readable {
   const encoding = (req.get('content-encoding') ?? 'identity').toLowerCase();
-  switch (encoding) {
-    case 'identity':
-      return req;
-    case 'gzip':
-      return req.pipe(createGunzip());
-    case 'deflate':
-      return req.pipe(createInflate());
-    case 'br':
-      return req.pipe(createBrotliDecompress());
-    default:
-      throw new AppError('unsupported_media_type', 'send the body uncompressed, or with gzip, deflate or br');
-  }
+  const decoder =
+    encoding === 'gzip'
+      ? createGunzip()
+      : encoding === 'deflate'
+        ? createInflate()
+        : encoding === 'br'
+          ? createBrotliDecompress()
+          : undefined;
+  if (encoding === 'identity') return req;
+  if (!decoder) throw new AppError('unsupported_media_type', 'send the body uncompressed, or with gzip, deflate or br');
+  decoder.once('error', (error) => decodeErrors.add(error));
+  return req.pipe(decoder);
 }
 
 export const portabilityRoutes = [
@@ -191,9 +194,8 @@ export const portabilityRoutes = [
           await spooled.remove();
         }
       } catch (error) {
-        // zlib's errors (Z_DATA_ERROR, Z_BUF_ERROR): the client's compressed bytes, not our fault.
-        const code = (error as { code?: unknown } | null)?.code;
-        if (typeof code === 'string' && code.startsWith('Z_'))
+        // The client's compressed bytes, not our fault.
+        if (typeof error === 'object' && error !== null && decodeErrors.has(error))
           throw new AppError('invalid_request', 'the body is not valid data of its Content-Encoding');
         throw error;
       }
