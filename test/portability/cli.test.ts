@@ -55,5 +55,6 @@ describe(`agent-memory export and import on ${engine}`, () => {
     const missing = await run(['import', path.join(files.dir, 'nothing-here.ndjson')], target.env);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('cannot read');
-  });
+    // Five processes, each starting its database: minutes on a busy machine, not seconds.
+  }, 300_000);
 });
