@@ -6,6 +6,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { API_ROUTES } from '../src/app.js';
+import { docsRoute } from '../src/http/docs.js';
 import { buildOpenApi } from '../src/http/openapi.js';
 import { createMetrics } from '../src/http/metrics.js';
 import { opsRoutes } from '../src/http/routes/ops.js';
@@ -13,6 +14,11 @@ import { VERSION } from '../src/version.js';
 
 const out = process.argv[2];
 if (!out) throw new Error('usage: tsx tools/openapi-document.ts OUT.json');
-const document = buildOpenApi([...opsRoutes(createMetrics(undefined), () => document), ...API_ROUTES], VERSION);
+// The routes app.ts serves, with /metrics as a server without METRICS_TOKEN or METRICS_PORT has it.
+const metricsConfig = { token: undefined, port: undefined };
+const document = buildOpenApi(
+  [...opsRoutes(createMetrics(undefined), metricsConfig, () => document), docsRoute, ...API_ROUTES],
+  VERSION,
+);
 mkdirSync(path.dirname(out), { recursive: true });
 writeFileSync(out, `${JSON.stringify(document, null, 2)}\n`);

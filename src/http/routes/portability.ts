@@ -111,6 +111,7 @@ export const portabilityRoutes = [
   route({
     method: 'get',
     path: '/v1/anchors/{id}/export',
+    operationId: 'exportAnchor',
     summary:
       'Everything bound to one subject, as one JSON document: the anchor, its memories of every binding and status, its sessions',
     tag: 'portability',
@@ -128,6 +129,7 @@ export const portabilityRoutes = [
   route({
     method: 'get',
     path: '/v1/export',
+    operationId: 'exportTenant',
     summary:
       'The whole tenant as NDJSON, one typed record a line (header, anchors, sessions, memories, canon, audit on request, end), from one snapshot; never keys',
     tag: 'portability',
@@ -159,6 +161,7 @@ export const portabilityRoutes = [
   route({
     method: 'post',
     path: '/v1/import',
+    operationId: 'importRecords',
     summary:
       "Import NDJSON into the caller's tenant: our own export, a mem0 memory list, or the MCP memory server's file; idempotent",
     tag: 'portability',
