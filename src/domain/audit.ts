@@ -13,6 +13,7 @@ export const AUDIT_ACTIONS = [
   'superseded',
   'promoted',
   'merged',
+  'corrected',
   'deleted',
   'expired',
   'session_ended',

@@ -4,6 +4,7 @@ import type { Core } from '../domain/core.js';
 import { VERSION } from '../version.js';
 import { clientAgentId, FALLBACK_AGENT_ID, type McpIdentity, type ToolContext } from './context.js';
 import { registerMemoryResources } from './resources.js';
+import { registerCorrect } from './tools/correct.js';
 import { registerEndSession } from './tools/end-session.js';
 import { registerPurgeSubject } from './tools/purge-subject.js';
 import { registerRecall } from './tools/recall.js';
@@ -45,6 +46,7 @@ export function createMcpServer(core: Core, identity: McpIdentity): McpServer {
     core.log.warn(error instanceof SyntaxError ? { kind: error.name } : { err: error }, 'mcp protocol error');
   registerRemember(server, ctx);
   registerRecall(server, ctx);
+  registerCorrect(server, ctx);
   registerStartSession(server, ctx);
   registerEndSession(server, ctx);
   registerPurgeSubject(server, ctx);

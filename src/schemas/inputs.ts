@@ -50,6 +50,14 @@ export const StoreMemoryBody = z.strictObject({
   metadata: metadata.optional(),
 });
 
+export const CorrectMemoryBody = z.strictObject({
+  content: content.describe('The corrected text; a new memory holding it supersedes this one'),
+  agent_id: agentId.optional().describe("Who corrects it, for the audit trail; the memory's own agent when left out"),
+  metadata: metadata
+    .optional()
+    .describe("The new memory's metadata; the corrected memory's metadata is carried over when left out"),
+});
+
 export const RecallQuery = z.strictObject({
   agent_id: agentId,
   query: text().trim().min(1, 'must not be empty').max(2000).describe('What to look for'),

@@ -33,6 +33,10 @@ export const StoredMemoryObject = MemoryObject.extend({
   supersedes: z.array(z.string()).optional(),
 });
 
+export const CorrectedMemoryObject = MemoryObject.extend({
+  corrects: z.string().describe('The corrected memory, now superseded by this one'),
+});
+
 export const IngestResponse = z.object({
   extractor: z.string().describe('"anthropic:<model>" or "heuristic": what produced the facts'),
   memories: z.array(StoredMemoryObject).describe('One per fact stored, in order'),

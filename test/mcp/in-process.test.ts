@@ -18,14 +18,14 @@ async function adminClient(api: TestApi, agentId?: string) {
 }
 
 describe(`MCP in-process on ${engine}`, () => {
-  it('lists the six tools with the annotations of the contract, output schemas and instructions', async () => {
+  it('lists the seven tools with the annotations of the contract, output schemas and instructions', async () => {
     const api = await testApi();
     const { client, close } = await adminClient(api);
     expect(client.getInstructions()).toBe(instructions(api.core.config.sessionTtlHours));
     const { tools } = await client.listTools();
     const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
     expect(Object.keys(byName).sort()).toEqual(
-      ['end_session', 'purge_subject', 'recall', 'remember', 'start_session', 'write_canon'].sort(),
+      ['correct', 'end_session', 'purge_subject', 'recall', 'remember', 'start_session', 'write_canon'].sort(),
     );
     expect(byName.recall?.annotations?.readOnlyHint).toBe(true);
     expect(byName.end_session?.annotations?.idempotentHint).toBe(true);

@@ -1,11 +1,13 @@
 import { z } from 'zod';
+import { correctMemory } from '../../domain/correct.js';
 import { deleteMemory, getMemory, getMemoryHistory } from '../../domain/memories.js';
 import { measuredRecall, measuredStore } from '../../domain/measured.js';
 import { storedMemory } from '../../domain/store.js';
-import { IdParams, RecallQuery, StoreMemoryBody } from '../../schemas/inputs.js';
+import { CorrectMemoryBody, IdParams, RecallQuery, StoreMemoryBody } from '../../schemas/inputs.js';
 import {
   AGENT_REFUSED,
   AuditEventObject,
+  CorrectedMemoryObject,
   EMBEDDING_UNAVAILABLE,
   MemoryObject,
   ProblemObject,
@@ -86,6 +88,39 @@ export const memoryRoutes = [
       status: 200,
       body: await getMemory(core, actor, params.id),
     }),
+  }),
+  route({
+    method: 'patch',
+    path: '/v1/memories/{id}',
+    operationId: 'correctMemory',
+    summary: 'Correct a memory: a new memory holding the corrected content supersedes it',
+    tag: 'memories',
+    access: 'write',
+    params: IdParams,
+    body: CorrectMemoryBody,
+    responses: {
+      200: {
+        description: 'The memory that now holds the fact, with the id it corrects',
+        schema: CorrectedMemoryObject,
+      },
+      403: AGENT_REFUSED,
+      404: { description: "No such memory, or another agent's private memory to a bound key", schema: ProblemObject },
+      409: {
+        description: 'A canon entry, a superseded memory, or the same content as the memory holds',
+        schema: ProblemObject,
+      },
+      413: { description: 'Content over the limit', schema: ProblemObject },
+      503: EMBEDDING_UNAVAILABLE,
+    },
+    handle: async ({ core, actor, params, body }) => {
+      const { memory, corrects } = await correctMemory(core, actor, {
+        id: params.id,
+        content: body.content,
+        agentId: body.agent_id,
+        metadata: body.metadata,
+      });
+      return { status: 200, body: { ...memory, corrects } };
+    },
   }),
   route({
     method: 'get',

@@ -1,0 +1,138 @@
+import { sql } from 'kysely';
+import type { Binding } from '../config.js';
+import { AppError, notFound } from '../errors.js';
+import { actAs, canSeeMemory } from './agent-binding.js';
+import { lockAnchor } from './anchors.js';
+import { recordEvent } from './audit.js';
+import { assertContentLimit } from './content-limit.js';
+import type { Actor, Core } from './core.js';
+import { findMemoryRow, insertMemory, toMemory, type Memory, type MemoryRow } from './memories.js';
+import { inPartition, lockPartition, type Partition } from './partition.js';
+import { contentKey, newId } from './text.js';
+
+export interface CorrectInput {
+  /** The memory to correct. */
+  id: string;
+  content: string;
+  /** Who corrects it, for the audit trail; the memory's own agent when left out. */
+  agentId?: string | undefined;
+  /** Replaces the memory's metadata; the old metadata is carried over when left out. */
+  metadata?: Record<string, unknown> | undefined;
+}
+
+export interface CorrectResult {
+  /** The memory that now holds the fact: a new one, or one of the partition that held it already. */
+  memory: Memory;
+  /** The corrected memory's id, now superseded by `memory`. */
+  corrects: string;
+}
+
+function partitionOfRow(tenantId: string, row: MemoryRow): Partition {
+  return {
+    tenantId,
+    binding: row.binding as Exclude<Binding, 'canon'>,
+    agentId: row.agent_id,
+    anchorId: row.anchor_id,
+    sessionId: row.session_id,
+  };
+}
+
+/**
+ * A person's correction of one memory (docs/api.md §5, PATCH /v1/memories/{id}). The old memory is
+ * kept, superseded by the corrected text, so the trail shows what was believed and who changed it;
+ * nothing is rewritten in place. The new memory stays in the old one's partition (same binding,
+ * agent, subject and session) and starts from the old confidence or the initial one, whichever is
+ * higher: a person vouched for it. When the partition already holds the corrected text (up to case and spacing), the old
+ * memory is superseded by that memory instead of inserting a twin. A correction is a decision, not
+ * evidence, so it neither reinforces nor runs the contradiction detector.
+ */
+export async function correctMemory(core: Core, actor: Actor, input: CorrectInput): Promise<CorrectResult> {
+  assertContentLimit(input.content, core.config.contentLimitChars);
+  const content = input.content.trim();
+  const before = await findMemoryRow(core.db, actor.tenantId, input.id);
+  if (!before || !canSeeMemory(actor, before)) throw notFound('memory');
+  if (before.binding === 'canon') {
+    throw new AppError('conflict', 'canon entries are changed through /v1/canon with an admin key');
+  }
+  const agentId = actAs(actor, input.agentId ?? before.agent_id);
+  // Embedding is slow and needs no lock.
+  const [embedding] = await core.embedder.embed([content]);
+  if (!embedding) throw new Error('embedder returned no vector');
+  const { clock, config } = core;
+  const embedderId = core.embedder.id;
+
+  return core.db.transaction().execute(async (trx) => {
+    const now = clock();
+    // The lock order of partition.ts: the subject, then the partition, then the memory rows.
+    if (before.anchor_id && !(await lockAnchor(trx, actor.tenantId, before.anchor_id))) throw notFound('memory');
+    const partition = partitionOfRow(actor.tenantId, before);
+    await lockPartition(trx, partition);
+    // Read again under the lock: a store may have superseded it, or a delete removed it, meanwhile.
+    const row = await findMemoryRow(trx, actor.tenantId, input.id);
+    if (!row) throw notFound('memory');
+    if (row.status !== 'active') {
+      throw new AppError(
+        'conflict',
+        `this memory is superseded by ${row.superseded_by ?? 'another memory'}: correct that one instead`,
+      );
+    }
+    if (contentKey(row.content) === contentKey(content)) {
+      throw new AppError('conflict', 'the content is the same as the memory holds: nothing to correct', [
+        { path: 'content', message: 'must differ from the current content' },
+      ]);
+    }
+    const twin = await trx
+      .selectFrom('memories as m')
+      .select('m.id')
+      .where((eb) => inPartition(eb, partition, now))
+      .where(sql<string>`lower(m.content_key)`, '=', contentKey(content).toLowerCase())
+      .where('m.id', '!=', row.id)
+      .executeTakeFirst();
+    const targetId = twin?.id ?? newId();
+    const confidence = Math.max(row.confidence, config.initialConfidence);
+    if (!twin) {
+      await insertMemory(
+        trx,
+        {
+          tenantId: actor.tenantId,
+          id: targetId,
+          agentId: row.agent_id,
+          content,
+          binding: partition.binding,
+          anchorId: row.anchor_id,
+          sessionId: row.session_id,
+          confidence,
+          metadata: input.metadata ?? row.metadata,
+          embedding,
+          now,
+        },
+        { decayPerDay: config.decayPerDay, embedderId },
+      );
+      await recordEvent(trx, actor, now, {
+        action: 'created',
+        agentId,
+        memoryId: targetId,
+        anchorId: row.anchor_id,
+        sessionId: row.session_id,
+        changes: { binding: row.binding, confidence, corrects: row.id },
+      });
+    }
+    await trx
+      .updateTable('memories')
+      .set({ status: 'superseded', superseded_by: targetId, updated_at: now })
+      .where('tenant_id', '=', actor.tenantId)
+      .where('id', '=', row.id)
+      .execute();
+    await recordEvent(trx, actor, now, {
+      action: 'corrected',
+      agentId,
+      memoryId: row.id,
+      anchorId: row.anchor_id,
+      sessionId: row.session_id,
+      changes: { superseded_by: targetId, binding: row.binding, confidence: row.confidence, existing: !!twin },
+    });
+    const after = await findMemoryRow(trx, actor.tenantId, targetId);
+    if (!after) throw new Error('corrected memory vanished');
+    return { memory: toMemory(after, now), corrects: row.id };
+  });
+}

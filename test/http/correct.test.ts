@@ -1,0 +1,170 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { CorrectedMemoryObject } from '../../src/schemas/objects.js';
+import { engine, newKey, newTenant, testApi, type Tenant, type TestApi } from '../helpers/harness.js';
+import { call, identityWithScopes, inProcessClient } from '../mcp/helpers.js';
+import { expectProblem } from './problem.js';
+
+const store = async (api: TestApi, t: Tenant, body: Record<string, unknown>) => {
+  const res = await api.http
+    .post('/v1/memories')
+    .set(t.auth)
+    .send({ agent_id: 'a1', ...body });
+  expect(res.status).toBe(201);
+  return res.body as { id: string; anchor_id: string | null; session_id: string | null };
+};
+
+const correct = (api: TestApi, auth: { Authorization: string }, id: string, body: Record<string, unknown>) =>
+  api.http.patch(`/v1/memories/${id}`).set(auth).send(body);
+
+describe(`PATCH /v1/memories/{id}: a correction supersedes on ${engine}`, () => {
+  it('stores the corrected text as a new memory of the same subject and supersedes the old one', async () => {
+    const api = await testApi();
+    const t = await newTenant(api);
+    const old = await store(api, t, {
+      content: 'Lives in Lisbon',
+      anchor_external_id: 'cust-1',
+      metadata: { source: 'call' },
+    });
+    const res = await correct(api, t.auth, old.id, { content: '  Lives in Porto ' });
+    expect(res.status).toBe(200);
+    const fixed = CorrectedMemoryObject.parse(res.body);
+    expect(fixed).toMatchObject({
+      content: 'Lives in Porto',
+      binding: 'anchored',
+      anchor_id: old.anchor_id,
+      anchor_external_id: 'cust-1',
+      agent_id: 'a1',
+      status: 'active',
+      confidence: 0.7,
+      metadata: { source: 'call' },
+      corrects: old.id,
+    });
+    expect(fixed.id).not.toBe(old.id);
+
+    const before = await api.http.get(`/v1/memories/${old.id}`).set(t.auth);
+    expect(before.body).toMatchObject({ status: 'superseded', superseded_by: fixed.id, content: 'Lives in Lisbon' });
+
+    const profile = await api.http.get(`/v1/anchors/${old.anchor_id}/memories`).set(t.auth);
+    expect(profile.body.memories.map((m: { content: string }) => m.content)).toEqual(['Lives in Porto']);
+
+    // Audited as a correction, by the key, without content.
+    const history = await api.http.get(`/v1/memories/${old.id}/history`).set(t.auth);
+    const last = history.body.events.at(-1);
+    expect(last).toMatchObject({
+      action: 'corrected',
+      memory_id: old.id,
+      anchor_id: old.anchor_id,
+      actor: { key_id: expect.any(String), agent_id: 'a1' },
+      changes: { superseded_by: fixed.id, binding: 'anchored', existing: false },
+    });
+    expect(JSON.stringify(history.body)).not.toMatch(/Lisbon|Porto/);
+    const created = await api.http.get(`/v1/memories/${fixed.id}/history`).set(t.auth);
+    expect(created.body.events).toEqual([
+      expect.objectContaining({ action: 'created', changes: expect.objectContaining({ corrects: old.id }) }),
+    ]);
+    const audit = await api.http.get('/v1/audit').set(t.auth).query({ action: 'corrected' });
+    expect(audit.body.events.map((e: { memory_id: string }) => e.memory_id)).toEqual([old.id]);
+  });
+
+  it('names the correcting agent in the trail and keeps private and session memories where they were', async () => {
+    const api = await testApi();
+    const t = await newTenant(api);
+    const mine = await store(api, t, { content: 'Escalations go to Ana' });
+    const res = await correct(api, t.auth, mine.id, { content: 'Escalations go to Rui', agent_id: 'reviewer' });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ binding: 'private', agent_id: 'a1' });
+    const history = await api.http.get(`/v1/memories/${mine.id}/history`).set(t.auth);
+    expect(history.body.events.at(-1).actor.agent_id).toBe('reviewer');
+
+    const session = await api.http.post('/v1/sessions').set(t.auth).send({ agent_id: 'a1' });
+    const note = await store(api, t, { content: 'Is in a meeting', session_id: session.body.id });
+    const fixed = await correct(api, t.auth, note.id, { content: 'Is on holiday' });
+    expect(fixed.body).toMatchObject({ binding: 'session', session_id: session.body.id, corrects: note.id });
+  });
+
+  it('points the old memory at the memory that already holds the corrected text, without a twin', async () => {
+    const api = await testApi();
+    const t = await newTenant(api);
+    const wrong = await store(api, t, { content: 'Likes tea', anchor_external_id: 'cust-2' });
+    const right = await store(api, t, { content: 'Likes coffee', anchor_external_id: 'cust-2' });
+    const res = await correct(api, t.auth, wrong.id, { content: 'likes coffee' });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ id: right.id, corrects: wrong.id });
+    const profile = await api.http.get(`/v1/anchors/${wrong.anchor_id}/memories`).set(t.auth);
+    expect(profile.body.memories.map((m: { id: string }) => m.id)).toEqual([right.id]);
+  });
+
+  it('refuses what cannot be corrected, naming why', async () => {
+    const api = await testApi();
+    const t = await newTenant(api);
+    const m = await store(api, t, { content: 'Lives in Lisbon', anchor_external_id: 'cust-3' });
+    expectProblem(await correct(api, t.auth, m.id, { content: 'Lives in  Lisbon' }), 409, 'conflict');
+    const first = await correct(api, t.auth, m.id, { content: 'Lives in Porto' });
+    expect(first.status).toBe(200);
+    const again = await correct(api, t.auth, m.id, { content: 'Lives in Faro' });
+    expectProblem(again, 409, 'conflict');
+    expect(again.body.detail).toContain(first.body.id);
+
+    const canon = await api.http.post('/v1/canon').set(t.auth).send({ agent_id: 'a1', content: 'Be polite' });
+    expectProblem(await correct(api, t.auth, canon.body.id, { content: 'Be rude' }), 409, 'conflict');
+
+    const empty = await correct(api, t.auth, first.body.id, { content: '   ' });
+    expectProblem(empty, 400, 'invalid_request');
+    expect(empty.body.errors[0].path).toBe('content');
+    expectProblem(await correct(api, t.auth, first.body.id, {}), 400, 'invalid_request');
+    expectProblem(await correct(api, t.auth, randomUUID(), { content: 'x' }), 404, 'not_found');
+    expectProblem(await correct(api, t.auth, 'not-a-uuid', { content: 'x' }), 404, 'not_found');
+    const long = 'x'.repeat(api.core.config.contentLimitChars + 1);
+    expectProblem(await correct(api, t.auth, first.body.id, { content: long }), 413, 'payload_too_large');
+  });
+
+  it("needs write, hides another tenant's memory and another agent's private memory from a bound key", async () => {
+    const api = await testApi();
+    const t = await newTenant(api);
+    const m = await store(api, t, { content: 'Owes 30 euros' });
+    const reader = await newKey(api, t, ['read']);
+    expectProblem(await correct(api, reader.auth, m.id, { content: 'Owes 40 euros' }), 403, 'insufficient_scope');
+
+    const other = await newTenant(api);
+    expectProblem(await correct(api, other.auth, m.id, { content: 'Owes 40 euros' }), 404, 'not_found');
+
+    const bound = await api.http
+      .post('/v1/keys')
+      .set(t.auth)
+      .send({ name: 'b', scopes: ['read', 'write'], agent_ids: ['a2'] });
+    const boundAuth = { Authorization: `Bearer ${bound.body.api_key as string}` };
+    expectProblem(await correct(api, boundAuth, m.id, { content: 'Owes 40 euros' }), 404, 'not_found');
+    const shared = await store(api, t, { content: 'Has a dog', anchor_external_id: 'cust-4' });
+    // A shared memory formed by a1: the bound key must name itself as the one correcting it.
+    expectProblem(await correct(api, boundAuth, shared.id, { content: 'Has a cat' }), 403, 'insufficient_scope');
+    const ok = await correct(api, boundAuth, shared.id, { content: 'Has a cat', agent_id: 'a2' });
+    expect(ok.status).toBe(200);
+
+    const unchanged = await api.http.get(`/v1/memories/${m.id}`).set(t.auth);
+    expect(unchanged.body).toMatchObject({ status: 'active', content: 'Owes 30 euros' });
+  });
+
+  it('is the MCP correct tool too', async () => {
+    const api = await testApi();
+    const t = await newTenant(api);
+    const m = await store(api, t, { content: 'Prefers phone calls', anchor_external_id: 'cust-5' });
+    const identity = await identityWithScopes(api, t, ['read', 'write'], 'mcp-agent');
+    const { client, close } = await inProcessClient(api.core, identity);
+    const result = await call(client, 'correct', { memory_id: m.id, content: 'Prefers email' });
+    expect(result.isError).toBeFalsy();
+    const fixed = CorrectedMemoryObject.parse(result.structuredContent);
+    expect(fixed).toMatchObject({ content: 'Prefers email', corrects: m.id, anchor_external_id: 'cust-5' });
+    const again = await call(client, 'correct', { memory_id: m.id, content: 'Prefers letters' });
+    expect(again.isError).toBe(true);
+    const history = await api.http.get(`/v1/memories/${m.id}/history`).set(t.auth);
+    expect(history.body.events.at(-1)).toMatchObject({ action: 'corrected', actor: { agent_id: 'mcp-agent' } });
+    await close();
+
+    const reader = await identityWithScopes(api, t, ['read']);
+    const readOnly = await inProcessClient(api.core, reader);
+    const refused = await call(readOnly.client, 'correct', { memory_id: fixed.id, content: 'Prefers fax' });
+    expect(refused.isError).toBe(true);
+    await readOnly.close();
+  });
+});
