@@ -14,6 +14,7 @@ export type Anchor = z.output<typeof AnchorObject>;
 
 type AnchorRow = Pick<Selectable<EntitiesTable>, 'id' | 'external_id' | 'name' | 'attributes' | 'created_at'> & {
   memory_count: number;
+  last_activity_at: Date | string | null;
 };
 
 const toAnchor = (r: AnchorRow): Anchor => ({
@@ -23,6 +24,7 @@ const toAnchor = (r: AnchorRow): Anchor => ({
   metadata: r.attributes,
   created_at: r.created_at.toISOString(),
   memory_count: Number(r.memory_count),
+  last_activity_at: r.last_activity_at === null ? null : new Date(r.last_activity_at).toISOString(),
 });
 
 function anchorQuery(db: Db, tenantId: string) {
@@ -37,6 +39,9 @@ function anchorQuery(db: Db, tenantId: string) {
       // Active memories bound to the subject, durable or from its sessions.
       sql<number>`(SELECT count(*) FROM memories m
         WHERE m.tenant_id = e.tenant_id AND m.anchor_id = e.id AND m.status = 'active')`.as('memory_count'),
+      // The last change to any of its memories (stored, reinforced, superseded, corrected).
+      sql<Date | string | null>`(SELECT max(m.updated_at) FROM memories m
+        WHERE m.tenant_id = e.tenant_id AND m.anchor_id = e.id)`.as('last_activity_at'),
     ])
     .where('e.tenant_id', '=', tenantId)
     .where('e.kind', '=', SUBJECT);
@@ -169,10 +174,19 @@ export async function resolveAnchor(
 export async function listAnchors(
   db: Db,
   tenantId: string,
-  options: { externalId?: string | undefined; limit: number; cursor?: string | undefined },
+  options: {
+    externalId?: string | undefined;
+    externalIdPrefix?: string | undefined;
+    limit: number;
+    cursor?: string | undefined;
+  },
 ): Promise<Page<Anchor>> {
   let query = anchorQuery(db, tenantId);
   if (options.externalId !== undefined) query = query.where('e.external_id', '=', options.externalId);
+  // starts_with, not LIKE: the prefix is the user's text, and % or _ in it must match themselves.
+  if (options.externalIdPrefix !== undefined) {
+    query = query.where(sql<boolean>`starts_with(e.external_id, ${options.externalIdPrefix})`);
+  }
   if (options.cursor) {
     const [createdAt, id] = decodeTimeIdCursor(options.cursor);
     query = query.where(sql<boolean>`(e.created_at, e.id) > (${createdAt}::timestamptz, ${id}::uuid)`);

@@ -8,7 +8,7 @@ import type { KeyObject } from '../schemas/objects.js';
 import { assertCanGrant } from './agent-binding.js';
 import { recordEvent } from './audit.js';
 import { SCOPES, type Actor, type Core, type Scope } from './core.js';
-import { newId } from './text.js';
+import { isUuid, newId } from './text.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 // 40 base62 characters carry 238 bits: well past guessing, and enough that SHA-256 suffices.
@@ -108,6 +108,19 @@ export async function listKeys(db: Db, tenantId: string): Promise<ApiKeyView[]> 
     .orderBy('id')
     .execute();
   return rows.map(toView);
+}
+
+/** The caller's own key, for a client (the console) to learn what it may do before it tries. */
+export async function getKey(db: Db, tenantId: string, keyId: string): Promise<ApiKeyView> {
+  if (!isUuid(keyId)) throw notFound('key');
+  const row = await db
+    .selectFrom('api_keys')
+    .select(KEY_COLUMNS)
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', keyId)
+    .executeTakeFirst();
+  if (!row) throw notFound('key');
+  return toView(row);
 }
 
 export async function revokeKey(core: Core, actor: Actor, keyId: string): Promise<void> {

@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { z } from 'zod';
 import type { Db } from '../db/connect.js';
 import type { SessionsTable } from '../db/schema.js';
@@ -8,6 +8,7 @@ import { actAs } from './agent-binding.js';
 import { lockAnchor, resolveAnchor, type AnchorRef } from './anchors.js';
 import { recordEvent } from './audit.js';
 import type { Actor, Core } from './core.js';
+import { decodeTimeIdCursor, toPage, type Page } from './pagination.js';
 import { isUuid, newId } from './text.js';
 import { HOUR_MS } from './time.js';
 
@@ -62,6 +63,41 @@ export async function getSession(db: Db, tenantId: string, id: string): Promise<
   const row = await findSession(db, tenantId, id);
   if (!row) throw notFound('session');
   return toSession(row);
+}
+
+/** A subject's sessions, latest first: active, ended, and ended ones whose memories expire later. */
+export async function listAnchorSessions(
+  db: Db,
+  tenantId: string,
+  anchorId: string,
+  options: { limit: number; cursor?: string | undefined },
+): Promise<Page<Session>> {
+  let query = db
+    .selectFrom('sessions as s')
+    .innerJoin('entities as e', (j) => j.onRef('e.tenant_id', '=', 's.tenant_id').onRef('e.id', '=', 's.anchor_id'))
+    .select([
+      's.id',
+      's.agent_id',
+      's.anchor_id',
+      'e.external_id as anchor_external_id',
+      's.status',
+      's.started_at',
+      's.ended_at',
+      's.expires_at',
+      's.metadata',
+    ])
+    .where('s.tenant_id', '=', tenantId)
+    .where('s.anchor_id', '=', anchorId);
+  if (options.cursor) {
+    const [startedAt, id] = decodeTimeIdCursor(options.cursor);
+    query = query.where(sql<boolean>`(s.started_at, s.id) < (${startedAt}::timestamptz, ${id}::uuid)`);
+  }
+  const rows = await query
+    .orderBy('s.started_at', 'desc')
+    .orderBy('s.id', 'desc')
+    .limit(options.limit + 1)
+    .execute();
+  return toPage(rows, options.limit, (r) => [r.started_at.toISOString(), r.id], toSession);
 }
 
 /** A subject's sessions, oldest first (the subject's export). */

@@ -76,6 +76,9 @@ export const CreateAnchorBody = z.strictObject({
 
 export const ListAnchorsQuery = z.strictObject({
   anchor_external_id: anchorExternalId.optional(),
+  anchor_external_id_prefix: anchorExternalId
+    .optional()
+    .describe('Only subjects whose external id starts with this text (case-sensitive)'),
   limit: limit(50, 200),
   cursor: cursor.optional(),
 });

@@ -61,6 +61,7 @@ export const AnchorObject = z.object({
   metadata: json,
   created_at: time,
   memory_count: z.number().int(),
+  last_activity_at: time.nullable().describe('When any of its memories last changed; null without memories'),
 });
 
 export const SessionObject = z.object({
@@ -108,6 +109,8 @@ export const KeyObject = z.object({
     .nullable()
     .describe('The only agents the key may act as; null when it may act as any agent of the tenant'),
 });
+
+export const CurrentKeyObject = KeyObject.extend({ tenant_id: z.string() });
 
 export const CreatedKeyObject = KeyObject.omit({ last_used_at: true, revoked_at: true }).extend({
   api_key: z.string().describe('Shown once; only its prefix is ever shown again'),

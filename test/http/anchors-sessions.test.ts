@@ -41,6 +41,7 @@ describe(`POST /v1/anchors on ${engine}`, () => {
       metadata: { tier: 'gold' },
       created_at: clock().toISOString(),
       memory_count: 0,
+      last_activity_at: null,
     });
 
     clock.advance(HOUR_MS);

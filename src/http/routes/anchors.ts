@@ -2,9 +2,10 @@ import { z } from 'zod';
 import { getAnchor, listAnchors, upsertAnchor } from '../../domain/anchors.js';
 import { anchorProfile } from '../../domain/memories.js';
 import { purgeAnchor } from '../../domain/purge.js';
+import { listAnchorSessions } from '../../domain/sessions.js';
 import { AppError } from '../../errors.js';
 import { CreateAnchorBody, IdParams, ListAnchorsQuery, PageQuery, PurgeQuery } from '../../schemas/inputs.js';
-import { AnchorObject, listOf, MemoryObject, ProblemObject } from '../../schemas/objects.js';
+import { AnchorObject, listOf, MemoryObject, ProblemObject, SessionObject } from '../../schemas/objects.js';
 import { route } from '../route.js';
 
 export const anchorRoutes = [
@@ -41,6 +42,7 @@ export const anchorRoutes = [
     handle: async ({ core, actor, query }) => {
       const page = await listAnchors(core.db, actor.tenantId, {
         externalId: query.anchor_external_id,
+        externalIdPrefix: query.anchor_external_id_prefix,
         limit: query.limit,
         cursor: query.cursor,
       });
@@ -91,6 +93,27 @@ export const anchorRoutes = [
           next_cursor: page.nextCursor,
         },
       };
+    },
+  }),
+  route({
+    method: 'get',
+    path: '/v1/anchors/{id}/sessions',
+    summary: "The subject's sessions, latest first: active, ended, and ended ones whose memories expire later",
+    tag: 'anchors',
+    access: 'read',
+    params: IdParams,
+    query: PageQuery,
+    responses: {
+      200: { description: 'A page of sessions', schema: listOf('sessions', SessionObject) },
+      404: { description: 'No such anchor', schema: ProblemObject },
+    },
+    handle: async ({ core, actor, params, query }) => {
+      const anchor = await getAnchor(core.db, actor.tenantId, params.id);
+      const page = await listAnchorSessions(core.db, actor.tenantId, anchor.id, {
+        limit: query.limit,
+        cursor: query.cursor,
+      });
+      return { status: 200, body: { sessions: page.items, next_cursor: page.nextCursor } };
     },
   }),
   route({

@@ -1,10 +1,22 @@
 import { z } from 'zod';
-import { createKey, listKeys, revokeKey } from '../../domain/keys.js';
+import { createKey, getKey, listKeys, revokeKey } from '../../domain/keys.js';
 import { CreateKeyBody, IdParams } from '../../schemas/inputs.js';
-import { CreatedKeyObject, KeyObject, ProblemObject } from '../../schemas/objects.js';
+import { CreatedKeyObject, CurrentKeyObject, KeyObject, ProblemObject } from '../../schemas/objects.js';
 import { route } from '../route.js';
 
 export const keyRoutes = [
+  route({
+    method: 'get',
+    path: '/v1/keys/current',
+    summary: 'The key making the request: its scopes and agents, so that a client shows only what it may do',
+    tag: 'keys',
+    access: 'any',
+    responses: { 200: { description: 'The calling key', schema: CurrentKeyObject } },
+    handle: async ({ core, actor }) => ({
+      status: 200,
+      body: { ...(await getKey(core.db, actor.tenantId, actor.keyId ?? '')), tenant_id: actor.tenantId },
+    }),
+  }),
   route({
     method: 'post',
     path: '/v1/keys',
