@@ -27,6 +27,11 @@ export default tseslint.config(
     languageOptions: { globals: globals.node, parserOptions: { projectService: false, project: null } },
   },
   {
+    // The console runs in the browser, served as is (no build step).
+    files: ['console/**/*.js'],
+    languageOptions: { globals: globals.browser },
+  },
+  {
     // Tests assert on untyped JSON bodies; requiring casts everywhere would hide more than it shows.
     files: ['test/**/*.ts', 'tools/**/*.ts'],
     rules: {

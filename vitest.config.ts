@@ -4,8 +4,9 @@ import { configDefaults, defineConfig } from 'vitest/config';
  * The slow end-to-end files: child processes on the CLI (stdio, `serve`, reembed, the LoCoMo
  * tool), the local embedder's model, the data folder lock, a service wired from its environment,
  * operations with the database gone, network timeouts under forced garbage collection, and the
- * scale benchmark's dataset builder, and the portability files that open a second database (the
- * export/import round trip, the CLI's export and import) or seed a large tenant (the streamed export). Together they took about three quarters of the test time,
+ * scale benchmark's dataset builder, the portability files that open a second database (the
+ * export/import round trip, the CLI's export and import) or seed a large tenant (the streamed
+ * export), and the console driven in Chromium. Together they took about three quarters of the test time,
  * so `npm test` runs the rest and `npm run test:e2e` these; CI runs both.
  */
 const E2E = [
@@ -22,6 +23,7 @@ const E2E = [
   'test/portability/cli.test.ts',
   'test/portability/round-trip.test.ts',
   'test/portability/export-stream.test.ts',
+  'test/console/browser.test.ts',
 ];
 
 export default defineConfig({

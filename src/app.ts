@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
+import { mountConsole } from './console/serve.js';
 import type { Actor, Core, Scope } from './domain/core.js';
 import { AppError, outageError, toProblem, UnavailableError } from './errors.js';
 import { authorize, checkSetupToken } from './access/auth.js';
@@ -173,6 +174,7 @@ export function createApp(base: Core, options: AppOptions = {}): express.Express
   mountMcp(app, core, limiter, throttle);
   mountDocsAssets(app);
   answerOtherMethods(app, routes);
+  mountConsole(app);
 
   app.use((req: Request) => {
     throw new AppError('not_found', `no route ${req.method} ${req.path}`);

@@ -1,0 +1,225 @@
+import { randomUUID } from 'node:crypto';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { insertMemory } from '../../src/domain/memories.js';
+import { engine, newKey, newTenant, testApi, type Tenant, type TestApi } from '../helpers/harness.js';
+import { hasChromium, launchChromium, type Browser } from '../helpers/chromium.js';
+
+if (!hasChromium) {
+  // CI installs it (.ci/run); a machine without it says why these tests did not run.
+  console.warn('test/console/browser.test.ts skipped: no Chromium at /usr/bin/chromium (apt-get install chromium)');
+}
+
+/** The console in a real browser, against the app listening on a local port, over the public /v1 API only. */
+describe.skipIf(!hasChromium)(`the console in Chromium on ${engine}`, () => {
+  let api: TestApi;
+  let server: Server;
+  let base: string;
+  let browser: Browser;
+  const cspViolations: string[] = [];
+
+  beforeAll(async () => {
+    api = await testApi();
+    server = api.app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    browser = await launchChromium();
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await new Promise((resolve) => server?.close(resolve));
+  });
+
+  /** A new tab (its own sessionStorage: signed out), signed in with `key`. */
+  async function signIn(key: string, hash = ''): Promise<Page> {
+    const page = await browser.context.newPage();
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
+    });
+    await page.goto(`${base}/console/${hash}`);
+    await page.getByLabel('API key').fill(key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    return page;
+  }
+
+  const store = async (t: Tenant, subject: string, content: string) => {
+    const res = await api.http
+      .post('/v1/memories')
+      .set(t.auth)
+      .send({ agent_id: 'support-bot', anchor_external_id: subject, content });
+    expect(res.status).toBe(201);
+    return res.body as { id: string; anchor_id: string };
+  };
+
+  it('finds a subject created over REST, shows its memories, and corrects one so that the old is superseded', async () => {
+    const t = await newTenant(api);
+    const subject = `cust-${randomUUID().slice(0, 8)}`;
+    const wrong = await store(t, subject, 'Lives in Lisbon');
+    await store(t, subject, 'Prefers to be contacted by email');
+    const page = await signIn(t.adminKey);
+
+    await page.getByLabel('External id starts with').fill(subject.slice(0, 8));
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByRole('link', { name: subject }).click();
+    await page.getByRole('heading', { name: `Subject ${subject}` }).waitFor();
+    const row = page.locator('li.memory', { hasText: 'Lives in Lisbon' });
+    await expect(row.textContent()).resolves.toMatch(
+      /Binding\s*anchored.*Confidence\s*0\.70.*Reinforced\s*0 times, last \S.*agent support-bot, stored directly/s,
+    );
+    await expect(page.locator('li.memory', { hasText: 'Prefers to be contacted by email' }).count()).resolves.toBe(1);
+
+    await row.getByRole('button', { name: 'History' }).click();
+    await row.locator('.history', { hasText: 'created' }).waitFor();
+
+    await row.getByRole('button', { name: 'Correct' }).click();
+    await page.getByLabel('Corrected content').fill('Lives in Porto');
+    await page.getByRole('button', { name: 'Save correction' }).click();
+    await page.getByRole('status').filter({ hasText: 'Corrected' }).waitFor();
+    await page.locator('li.memory', { hasText: 'Lives in Porto' }).waitFor();
+    await expect(page.locator('li.memory', { hasText: 'Lives in Lisbon' }).count()).resolves.toBe(0);
+
+    // The old memory's page says it is superseded; REST agrees, with the key as the actor.
+    await page.getByRole('status').getByRole('link').first().click();
+    await page.locator('#memory-status', { hasText: 'superseded' }).waitFor();
+    await page.getByText('corrected').first().waitFor();
+    const old = await api.http.get(`/v1/memories/${wrong.id}`).set(t.auth);
+    expect(old.body).toMatchObject({ status: 'superseded', superseded_by: expect.any(String) });
+    const fixed = await api.http.get(`/v1/memories/${old.body.superseded_by as string}`).set(t.auth);
+    expect(fixed.body.content).toBe('Lives in Porto');
+
+    // Recall shows why each memory ranks where it does.
+    await page.goto(`${base}/console/#/subjects/${wrong.anchor_id}`);
+    await page.getByLabel('Query').fill('where does the customer live');
+    await page.getByRole('button', { name: 'Recall' }).click();
+    const recall = page.locator('table.recall');
+    await recall.waitFor();
+    await expect(recall.textContent()).resolves.toContain('Lives in Porto');
+    await expect(recall.locator('thead').textContent()).resolves.toMatch(/Semantic.*Lexical.*Confidence.*Recency/);
+    await page.close();
+  });
+
+  it('purges a subject after its external id is typed, shows the counts, and REST finds it gone', async () => {
+    const t = await newTenant(api);
+    const subject = `gdpr-${randomUUID().slice(0, 8)}`;
+    const m = await store(t, subject, 'Wants to be forgotten');
+    await store(t, subject, 'Was born in 1980');
+    const page = await signIn(t.adminKey, `#/subjects/${m.anchor_id}`);
+    const purge = page.getByRole('button', { name: 'Purge subject' });
+    await expect(purge.isDisabled()).resolves.toBe(true);
+    await page.getByLabel(/to confirm/).fill('gdpr-wrong');
+    await expect(purge.isDisabled()).resolves.toBe(true);
+    await page.getByLabel(/to confirm/).fill(subject);
+    await purge.click();
+    await page.getByRole('status').filter({ hasText: '2 memories and 0 sessions deleted' }).waitFor();
+    expect((await api.http.get(`/v1/anchors/${m.anchor_id}`).set(t.auth)).status).toBe(404);
+    expect((await api.http.get(`/v1/memories/${m.id}`).set(t.auth)).status).toBe(404);
+    await page.close();
+  });
+
+  it('creates a key shown once with a copy button, and revokes it', async () => {
+    const t = await newTenant(api);
+    const page = await signIn(t.adminKey, '#/keys');
+    await page.getByLabel('Name').fill('browser-made');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const secret = await page.getByLabel('New key').inputValue();
+    expect(secret).toMatch(/^rk_[0-9A-Za-z]{40,}$/);
+    await expect(page.getByRole('button', { name: 'Copy' }).isVisible()).resolves.toBe(true);
+    const auth = { Authorization: `Bearer ${secret}` };
+    expect((await api.http.get('/v1/keys/current').set(auth)).body.name).toBe('browser-made');
+
+    await page.getByRole('button', { name: 'Done' }).click();
+    await expect(page.getByLabel('New key').count()).resolves.toBe(0);
+    const row = page.locator('tr', { hasText: 'browser-made' });
+    await row.getByRole('button', { name: 'Revoke' }).click();
+    await row.getByRole('button', { name: 'Revoke browser-made' }).click();
+    await row.getByText('revoked').waitFor();
+    expect((await api.http.get('/v1/keys/current').set(auth)).status).toBe(401);
+    await page.close();
+  });
+
+  it("shows a read key no button it cannot use, and another tenant's ids as not found", async () => {
+    const t = await newTenant(api);
+    const subject = `ro-${randomUUID().slice(0, 8)}`;
+    const m = await store(t, subject, 'Has a dog named Rex');
+    await api.http.post('/v1/canon').set(t.auth).send({ agent_id: 'admin', content: 'Be kind' });
+    const reader = await newKey(api, t, ['read']);
+    const page = await signIn(reader.auth.Authorization.replace('Bearer ', ''), `#/subjects/${m.anchor_id}`);
+    await page.locator('li.memory', { hasText: 'Has a dog named Rex' }).waitFor();
+    for (const name of ['Correct', 'Delete', 'Purge subject', 'Revoke', 'Add rule']) {
+      await expect(page.getByRole('button', { name, exact: true }).count()).resolves.toBe(0);
+    }
+    await expect(page.getByRole('link', { name: 'Keys' }).count()).resolves.toBe(0);
+    await expect(page.getByRole('link', { name: 'Audit' }).count()).resolves.toBe(0);
+    await page.goto(`${base}/console/#/memories/${m.id}`);
+    await page.locator('#memory-status').waitFor();
+    await expect(page.getByRole('button').allTextContents()).resolves.toEqual(['Sign out']);
+    await page.goto(`${base}/console/#/canon`);
+    await page.getByText('Be kind').waitFor();
+    await expect(page.getByRole('button').allTextContents()).resolves.toEqual(['Sign out']);
+    await page.close();
+
+    const other = await newTenant(api);
+    const stranger = await signIn(other.adminKey, `#/subjects/${m.anchor_id}`);
+    await stranger
+      .getByRole('alert')
+      .filter({ hasText: /not found/i })
+      .waitFor();
+    await stranger.goto(`${base}/console/#/memories/${m.id}`);
+    await stranger
+      .getByRole('alert')
+      .filter({ hasText: /not found/i })
+      .waitFor();
+    await expect(stranger.getByText('Has a dog named Rex').count()).resolves.toBe(0);
+    await stranger.close();
+  });
+
+  it('opens a subject with 1,000 memories in under a second, one page at a time', async () => {
+    const t = await newTenant(api);
+    const subject = `big-${randomUUID().slice(0, 8)}`;
+    const first = await store(t, subject, 'Fact number 0');
+    const [vector] = await api.core.embedder.embed(['a fact']);
+    if (!vector) throw new Error('no vector');
+    await api.core.db.transaction().execute(async (trx) => {
+      for (let i = 1; i < 1000; i++) {
+        await insertMemory(
+          trx,
+          {
+            tenantId: t.tenantId,
+            id: randomUUID(),
+            agentId: 'support-bot',
+            content: `Fact number ${i}`,
+            binding: 'anchored',
+            anchorId: first.anchor_id,
+            sessionId: null,
+            confidence: 0.7,
+            metadata: undefined,
+            embedding: vector,
+            now: new Date(),
+          },
+          { decayPerDay: api.core.config.decayPerDay, embedderId: api.core.embedder.id },
+        );
+      }
+    });
+    const page = await signIn(t.adminKey);
+    const started = Date.now();
+    await page.goto(`${base}/console/#/subjects/${first.anchor_id}`);
+    await page.locator('li.memory').nth(49).waitFor();
+    const ms = Date.now() - started;
+    console.info(`a subject of 1,000 memories: first page shown in ${ms} ms`);
+    expect(ms).toBeLessThan(1000);
+    await expect(page.locator('li.memory').count()).resolves.toBe(50);
+    await expect(page.locator('dl.summary').textContent()).resolves.toMatch(/Active memories\s*1000/);
+    await page.getByRole('button', { name: 'Next page' }).click();
+    await page.getByRole('button', { name: 'First page' }).waitFor();
+    await expect(page.locator('li.memory').count()).resolves.toBe(50);
+    await page.close();
+  });
+
+  it('loads nothing the Content-Security-Policy refuses', () => {
+    expect(cspViolations).toEqual([]);
+  });
+});
