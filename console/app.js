@@ -1,9 +1,10 @@
-import { html, render, useEffect, useState } from './vendor/preact-htm.js';
+import { html, render, useEffect, useState } from './lib.js';
 import { api, keyStore, setUnauthorizedHandler } from './api.js';
 import { AuditPage } from './pages/audit.js';
 import { CanonPage } from './pages/canon.js';
 import { KeysPage } from './pages/keys.js';
 import { MemoryPage } from './pages/memory.js';
+import { SessionPage } from './pages/session.js';
 import { SubjectPage } from './pages/subject.js';
 import { SubjectsPage } from './pages/subjects.js';
 import { ErrorNote, scopesOf } from './ui.js';
@@ -88,7 +89,7 @@ function Nav({ identity, route, onSignOut }) {
             html`<li>
               <a
                 href=${`#/${id}`}
-                aria-current=${here === id || (id === 'subjects' && here === 'memories') ? 'page' : undefined}
+                aria-current=${here === id || (id === 'subjects' && (here === 'memories' || here === 'sessions')) ? 'page' : undefined}
                 >${label}</a
               >
             </li>`,
@@ -111,6 +112,8 @@ function Page({ route, identity }) {
         : html`<${SubjectsPage} params=${route.params} />`;
     case 'memories':
       return html`<${MemoryPage} id=${id} identity=${identity} />`;
+    case 'sessions':
+      return html`<${SessionPage} id=${id} identity=${identity} />`;
     case 'canon':
       return html`<${CanonPage} identity=${identity} />`;
     case 'keys':
@@ -141,6 +144,9 @@ function App() {
   useEffect(() => {
     const title = route.parts[0] ?? 'subjects';
     document.title = `${title[0].toUpperCase()}${title.slice(1)} · agent-memory console`;
+    // A new page starts at its top, and a screen reader or keyboard user starts there too.
+    scrollTo(0, 0);
+    document.getElementById('main')?.focus({ preventScroll: true });
   }, [route]);
   if (checking) return html`<p class="loading">Loading…</p>`;
   if (!identity) return html`<${Login} reason=${reason} onSignedIn=${(i) => (setReason(null), setIdentity(i))} />`;

@@ -1,4 +1,4 @@
-import { html, useCallback, useEffect, useState } from './vendor/preact-htm.js';
+import { html, useCallback, useEffect, useState } from './lib.js';
 
 export { html };
 

@@ -1,6 +1,6 @@
 import { api } from '../api.js';
 import { html, Loading, Pager, scopesOf, short, Time, useLoad, usePaging } from '../ui.js';
-import { useState } from '../vendor/preact-htm.js';
+import { useState } from '../lib.js';
 import { Changes } from './memory-parts.js';
 
 const ACTIONS = [

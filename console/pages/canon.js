@@ -1,6 +1,6 @@
 import { api } from '../api.js';
 import { html, ErrorNote, Loading, Pager, scopesOf, Time, useLoad, usePaging } from '../ui.js';
-import { useState } from '../vendor/preact-htm.js';
+import { useState } from '../lib.js';
 import { DeleteButton } from './memory-parts.js';
 
 /** Tenant-wide rules, part of every recall: any key reads them, admin keys write them. */

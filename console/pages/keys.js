@@ -1,6 +1,6 @@
 import { api } from '../api.js';
 import { html, ErrorNote, Loading, scopesOf, Time, useLoad } from '../ui.js';
-import { useState } from '../vendor/preact-htm.js';
+import { useState } from '../lib.js';
 import { DeleteButton } from './memory-parts.js';
 
 /** The tenant's keys (admin): create one (its secret shown once), list them, revoke one. */

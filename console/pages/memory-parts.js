@@ -1,6 +1,13 @@
 import { api } from '../api.js';
 import { html, ErrorNote, num, short, Time, useLoad } from '../ui.js';
-import { useState } from '../vendor/preact-htm.js';
+import { useEffect, useRef, useState } from '../lib.js';
+
+/** Focus moves to what just appeared (the form, the confirmation), once, so the keyboard follows. */
+function useFocusOnMount() {
+  const ref = useRef(null);
+  useEffect(() => ref.current?.focus(), []);
+  return ref;
+}
 
 /** Decayed confidence beside the stored one, so that decay is visible. */
 export function Confidence({ memory }) {
@@ -64,6 +71,7 @@ export function CorrectForm({ memory, onDone, onCancel }) {
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
   const fieldId = `correct-${memory.id}`;
+  const focus = useFocusOnMount();
   const submit = async (event) => {
     event.preventDefault();
     setBusy(true);
@@ -83,7 +91,7 @@ export function CorrectForm({ memory, onDone, onCancel }) {
       required
       value=${content}
       onInput=${(e) => setContent(e.currentTarget.value)}
-      ref=${(el) => el?.focus()}
+      ref=${focus}
     />
     <div class="actions">
       <button type="submit" disabled=${busy}>Save correction</button>
@@ -91,6 +99,11 @@ export function CorrectForm({ memory, onDone, onCancel }) {
     </div>
     <${ErrorNote} error=${error} />
   </form>`;
+}
+
+function ConfirmButton({ onClick, label }) {
+  const focus = useFocusOnMount();
+  return html`<button type="button" class="danger" onClick=${onClick} ref=${focus}>${label}</button>`;
 }
 
 /** Two steps, so that a stray Enter or click never deletes. */
@@ -106,7 +119,7 @@ export function DeleteButton({ label, confirmLabel, onConfirm }) {
     }
   };
   return html`<span class="confirm">
-    <button type="button" class="danger" onClick=${confirm} ref=${(el) => el?.focus()}>${confirmLabel}</button>
+    <${ConfirmButton} onClick=${confirm} label=${confirmLabel} />
     <button type="button" class="secondary" onClick=${() => setAsking(false)}>Cancel</button>
     <${ErrorNote} error=${error} />
   </span>`;

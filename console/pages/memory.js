@@ -1,6 +1,6 @@
 import { api } from '../api.js';
 import { html, Loading, num, scopesOf, Time, useLoad } from '../ui.js';
-import { useState } from '../vendor/preact-htm.js';
+import { useState } from '../lib.js';
 import { Confidence, CorrectForm, DeleteButton, History, Provenance } from './memory-parts.js';
 
 /** One memory, superseded or not, with its whole trail. */

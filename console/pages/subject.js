@@ -1,6 +1,6 @@
 import { api } from '../api.js';
 import { html, ErrorNote, Loading, num, Pager, scopesOf, short, Time, useLoad, usePaging } from '../ui.js';
-import { useState } from '../vendor/preact-htm.js';
+import { useState } from '../lib.js';
 import { MemoryRow, Provenance } from './memory-parts.js';
 
 /** One subject: its durable profile, its sessions, a recall box, and (admin) its erasure. */
@@ -129,7 +129,7 @@ function Sessions({ anchorId }) {
           ${sessions.map(
             (s) =>
               html`<tr>
-                <th scope="row"><code title=${s.id}>${short(s.id)}</code></th>
+                <th scope="row"><a href=${`#/sessions/${s.id}`}><code title=${s.id}>${short(s.id)}</code></a></th>
                 <td><code>${s.agent_id}</code></td>
                 <td>${sessionState(s)}</td>
                 <td><${Time} at=${s.started_at} /></td>

@@ -1,6 +1,6 @@
 import { api } from '../api.js';
 import { html, Loading, Pager, Time, useLoad, usePaging } from '../ui.js';
-import { useState } from '../vendor/preact-htm.js';
+import { useState } from '../lib.js';
 
 /** Subjects by external id (a prefix), with their memory counts and last activity. */
 export function SubjectsPage({ params }) {

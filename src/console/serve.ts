@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,11 +15,27 @@ export const CONSOLE_PATH = '/console';
 /** src/console and dist/console are both two levels below the package root, which holds console/. */
 const UI_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../console');
 
-/** Preact and htm in one ES module with no imports of its own, so the browser needs no import map. */
-function vendorFile(): string {
-  // htm's main entry is dist/htm.js; the bundle sits beside dist/, outside its export map.
-  const main = createRequire(import.meta.url).resolve('htm');
-  return path.join(path.dirname(main), '..', 'preact', 'standalone.module.js');
+const require = createRequire(import.meta.url);
+
+/**
+ * Preact, its hooks and htm as the browser loads them: ES modules from their npm packages, read
+ * once at start. The hooks module imports the bare name "preact", which a browser resolves only
+ * through an import map, an inline script that the Content-Security-Policy refuses; it is pointed
+ * at the sibling file instead.
+ */
+function vendorModules(): Map<string, string> | undefined {
+  const preactDir = path.dirname(require.resolve('preact/package.json'));
+  const htmMain = require.resolve('htm');
+  const files = {
+    'preact.js': path.join(preactDir, 'dist/preact.module.js'),
+    'hooks.js': path.join(preactDir, 'hooks/dist/hooks.module.js'),
+    'htm.js': path.join(path.dirname(htmMain), 'htm.module.js'),
+  };
+  if (!Object.values(files).every((f) => existsSync(f))) return undefined;
+  const modules = new Map(Object.entries(files).map(([name, file]) => [name, readFileSync(file, 'utf8')]));
+  const hooks = (modules.get('hooks.js') ?? '').replace(/from\s*(["'])preact\1/g, 'from"./preact.js"');
+  modules.set('hooks.js', hooks);
+  return modules;
 }
 
 /**
@@ -47,13 +63,18 @@ function securityHeaders(_req: Request, res: Response, next: NextFunction): void
 }
 
 export function mountConsole(app: Express): void {
-  const vendor = vendorFile();
-  // Both ship in the package; without them (a trimmed install) there is no console, and the API is unchanged.
-  if (!existsSync(path.join(UI_DIR, 'index.html')) || !existsSync(vendor)) return;
+  // Both ship with the package; without them (a trimmed install) there is no console, and the API is unchanged.
+  const vendor = existsSync(path.join(UI_DIR, 'index.html')) ? vendorModules() : undefined;
+  if (!vendor) return;
   app.use(CONSOLE_PATH, securityHeaders);
-  app.get(`${CONSOLE_PATH}/vendor/preact-htm.js`, (_req: Request, res: Response) => {
+  app.get(`${CONSOLE_PATH}/vendor/:file`, (req: Request, res: Response, next: NextFunction) => {
+    const body = vendor.get(String(req.params.file));
+    if (body === undefined) {
+      next();
+      return;
+    }
     res.locals.route = `${CONSOLE_PATH}/vendor`;
-    res.type('text/javascript').sendFile(vendor);
+    res.type('text/javascript').send(body);
   });
   app.use(
     CONSOLE_PATH,

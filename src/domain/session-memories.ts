@@ -62,7 +62,7 @@ export async function sessionWithMemories(
   core: Core,
   tenantId: string,
   sessionId: string,
-  options: { limit: number },
+  options: { limit: number; offset?: number },
 ): Promise<{ session: Session; memories: Memory[]; more: boolean }> {
   const session = await getSession(core.db, tenantId, sessionId);
   const now = core.clock();
@@ -72,6 +72,7 @@ export async function sessionWithMemories(
     .where('m.session_id', '=', session.id)
     .orderBy('m.created_at')
     .orderBy('m.id')
+    .offset(options.offset ?? 0)
     .limit(options.limit + 1)
     .execute();
   return {

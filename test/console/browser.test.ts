@@ -60,6 +60,14 @@ describe.skipIf(!hasChromium)(`the console in Chromium on ${engine}`, () => {
     const subject = `cust-${randomUUID().slice(0, 8)}`;
     const wrong = await store(t, subject, 'Lives in Lisbon');
     await store(t, subject, 'Prefers to be contacted by email');
+    const session = await api.http
+      .post('/v1/sessions')
+      .set(t.auth)
+      .send({ agent_id: 'support-bot', anchor_external_id: subject });
+    await api.http
+      .post('/v1/memories')
+      .set(t.auth)
+      .send({ agent_id: 'support-bot', session_id: session.body.id, content: 'Is travelling until Friday' });
     const page = await signIn(t.adminKey);
 
     await page.getByLabel('External id starts with').fill(subject.slice(0, 8));
@@ -99,6 +107,43 @@ describe.skipIf(!hasChromium)(`the console in Chromium on ${engine}`, () => {
     await recall.waitFor();
     await expect(recall.textContent()).resolves.toContain('Lives in Porto');
     await expect(recall.locator('thead').textContent()).resolves.toMatch(/Semantic.*Lexical.*Confidence.*Recency/);
+
+    // Its sessions, each with the short-term memories stored in it.
+    const sessions = page.locator('section', { has: page.getByRole('heading', { name: 'Sessions' }) });
+    await expect(sessions.locator('tbody tr').textContent()).resolves.toMatch(/support-bot\s*active/);
+    await sessions.getByRole('link').first().click();
+    await page.locator('li.memory', { hasText: 'Is travelling until Friday' }).waitFor();
+    await expect(page.locator('li.memory').textContent()).resolves.toMatch(/Binding\s*session/);
+    await page.close();
+  });
+
+  it('is usable from the keyboard alone: sign in, correct a memory, confirm with Enter', async () => {
+    const t = await newTenant(api);
+    const subject = `kb-${randomUUID().slice(0, 8)}`;
+    const m = await store(t, subject, 'Drinks tea');
+    const page = await browser.context.newPage();
+    await page.goto(`${base}/console/#/subjects/${m.anchor_id}`);
+    await page.getByLabel('API key').focus();
+    await page.keyboard.type(t.adminKey);
+    await page.keyboard.press('Enter');
+    const row = page.locator('li.memory', { hasText: 'Drinks tea' });
+    await row.getByRole('button', { name: 'Correct' }).focus();
+    await page.keyboard.press('Enter');
+    // The form takes the focus, so typing goes straight into the content.
+    await page.getByLabel('Corrected content').waitFor();
+    await expect(page.evaluate('document.activeElement?.id')).resolves.toBe(`correct-${m.id}`);
+    await page.keyboard.press('Control+A');
+    await page.keyboard.type('Drinks coffee');
+    await page.keyboard.press('Tab');
+    await expect(page.evaluate('document.activeElement?.textContent')).resolves.toBe('Save correction');
+    await page.keyboard.press('Enter');
+    await page.locator('li.memory', { hasText: 'Drinks coffee' }).waitFor();
+    // Every form control has a label.
+    // (A string: the test's TypeScript has no DOM types; the page runs it.)
+    const unlabelled = await page.evaluate(
+      "[...document.querySelectorAll('input, textarea, select')].filter((el) => !el.labels?.length && !el.getAttribute('aria-label')).length",
+    );
+    expect(unlabelled).toBe(0);
     await page.close();
   });
 

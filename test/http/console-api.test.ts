@@ -90,3 +90,37 @@ describe(`the console's routes on ${engine}`, () => {
     expectProblem(await api.http.get('/v1/keys/current'), 401, 'unauthorized');
   });
 });
+
+describe(`GET /v1/sessions/{id}/memories on ${engine}`, () => {
+  it("pages a session's memories oldest first, and is not found in another tenant", async () => {
+    const clock = manualClock();
+    const api = await testApi({ clock });
+    const t = await newTenant(api);
+    const session = await api.http.post('/v1/sessions').set(t.auth).send({ agent_id: 'a1', anchor_external_id: 'p-9' });
+    const contents = ['Is in Rome this week', 'Flies back on Sunday', 'Wants a window seat'];
+    for (const content of contents) {
+      await api.http.post('/v1/memories').set(t.auth).send({ agent_id: 'a1', session_id: session.body.id, content });
+      clock.advance(1000);
+    }
+    // An anchored memory that names the session as its provenance belongs to its page too.
+    await api.http
+      .post('/v1/memories')
+      .set(t.auth)
+      .send({ agent_id: 'a1', session_id: session.body.id, anchor_external_id: 'p-9', content: 'Is vegetarian' });
+    const first = await api.http.get(`/v1/sessions/${session.body.id}/memories`).set(t.auth).query({ limit: 2 });
+    expect(first.status).toBe(200);
+    expect(first.body.session).toMatchObject({ id: session.body.id, status: 'active', anchor_external_id: 'p-9' });
+    expect(first.body.memories.map((m: { content: string }) => m.content)).toEqual(contents.slice(0, 2));
+    const rest = await api.http
+      .get(`/v1/sessions/${session.body.id}/memories`)
+      .set(t.auth)
+      .query({ limit: 2, cursor: first.body.next_cursor as string });
+    expect(rest.body.memories.map((m: { content: string; binding: string }) => [m.content, m.binding])).toEqual([
+      ['Wants a window seat', 'session'],
+      ['Is vegetarian', 'anchored'],
+    ]);
+    expect(rest.body.next_cursor).toBeNull();
+    const other = await newTenant(api);
+    expectProblem(await api.http.get(`/v1/sessions/${session.body.id}/memories`).set(other.auth), 404, 'not_found');
+  });
+});

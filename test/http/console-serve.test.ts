@@ -18,12 +18,23 @@ describe('the console is served by the same process', () => {
     expect(CONSOLE_CSP).not.toMatch(/unsafe-inline|unsafe-eval|https?:/);
     expect(page.headers['x-frame-options']).toBe('DENY');
     expect(page.headers['referrer-policy']).toBe('no-referrer');
-    for (const file of ['/console/app.js', '/console/pages/subject.js', '/console/vendor/preact-htm.js']) {
+    for (const file of [
+      '/console/app.js',
+      '/console/pages/subject.js',
+      '/console/vendor/preact.js',
+      '/console/vendor/hooks.js',
+      '/console/vendor/htm.js',
+    ]) {
       const res = await api.http.get(file);
       expect(res.status, file).toBe(200);
       expect(res.headers['content-type'], file).toMatch(/^text\/javascript/);
       expect(res.headers['content-security-policy'], file).toBe(CONSOLE_CSP);
     }
+    // Every vendored module imports only files beside it: a bare name needs an import map (inline script).
+    const hooks = await api.http.get('/console/vendor/hooks.js');
+    expect(hooks.text).toContain('from"./preact.js"');
+    expect(hooks.text).not.toMatch(/from\s*["']preact["']/);
+    expect((await api.http.get('/console/vendor/nothing.js')).status).toBe(404);
     expect((await api.http.get('/console')).status).toBe(301);
     expect((await api.http.get('/console/nothing.js')).status).toBe(404);
     expect((await api.http.get('/console/%2e%2e/package.json')).status).not.toBe(200);
@@ -43,5 +54,6 @@ describe('the console is served by the same process', () => {
     };
     expect(pkg.files).toContain('console');
     expect(pkg.dependencies.htm).toBeDefined();
+    expect(pkg.dependencies.preact).toBeDefined();
   });
 });

@@ -1,6 +1,9 @@
+import { z } from 'zod';
+import { decodeOffsetCursor, encodeOffsetCursor } from '../../domain/pagination.js';
+import { sessionWithMemories } from '../../domain/session-memories.js';
 import { createSession, endSession, getSession } from '../../domain/sessions.js';
-import { CreateSessionBody, IdParams } from '../../schemas/inputs.js';
-import { AGENT_REFUSED, ProblemObject, SessionObject } from '../../schemas/objects.js';
+import { CreateSessionBody, IdParams, PageQuery } from '../../schemas/inputs.js';
+import { AGENT_REFUSED, MemoryObject, ProblemObject, SessionObject } from '../../schemas/objects.js';
 import { route } from '../route.js';
 
 export const sessionRoutes = [
@@ -42,6 +45,40 @@ export const sessionRoutes = [
       status: 200,
       body: await getSession(core.db, actor.tenantId, params.id),
     }),
+  }),
+  route({
+    method: 'get',
+    path: '/v1/sessions/{id}/memories',
+    summary:
+      'The memories stored in a session, oldest first: its short-term memories and the anchored ones that name it',
+    tag: 'sessions',
+    access: 'read',
+    params: IdParams,
+    query: PageQuery,
+    responses: {
+      200: {
+        description: 'The session and a page of its memories',
+        schema: z.object({
+          session: SessionObject,
+          memories: z.array(MemoryObject),
+          next_cursor: z.string().nullable(),
+        }),
+      },
+      404: { description: 'No such session', schema: ProblemObject },
+    },
+    handle: async ({ core, actor, params, query }) => {
+      // An offset, as the anchor profile's: memories of an active session keep arriving at the end.
+      const offset = decodeOffsetCursor(query.cursor);
+      const found = await sessionWithMemories(core, actor.tenantId, params.id, { limit: query.limit, offset });
+      return {
+        status: 200,
+        body: {
+          session: found.session,
+          memories: found.memories,
+          next_cursor: found.more ? encodeOffsetCursor(offset + query.limit) : null,
+        },
+      };
+    },
   }),
   route({
     method: 'post',
