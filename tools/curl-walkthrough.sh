@@ -51,6 +51,8 @@ ANCHOR=$(field id)
 call 200 POST /v1/anchors -H "$AGENT" -H "$JSON" -d '{"anchor_external_id":"customer-42"}'
 call 200 GET "/v1/anchors?anchor_external_id=customer-42" -H "$AGENT"
 call 200 GET "/v1/anchors/$ANCHOR" -H "$AGENT"
+call 200 GET "/v1/anchors?anchor_external_id_prefix=customer" -H "$AGENT"
+call 200 GET /v1/keys/current -H "$AGENT"
 
 call 201 POST /v1/memories -H "$AGENT" -H "$JSON" \
   -d '{"agent_id":"bot","anchor_external_id":"customer-42","content":"Prefers to be contacted by email"}'
@@ -60,10 +62,16 @@ PRIVATE=$(field id)
 call 200 GET "/v1/memories/$MEMORY" -H "$AGENT"
 call 200 GET "/v1/memories/$MEMORY/history" -H "$AGENT"
 call 200 GET "/v1/anchors/$ANCHOR/memories" -H "$AGENT"
+call 201 POST /v1/memories -H "$AGENT" -H "$JSON" \
+  -d '{"agent_id":"bot","anchor_external_id":"customer-42","content":"Lives in Lisbon"}'
+WRONG=$(field id)
+call 200 PATCH "/v1/memories/$WRONG" -H "$AGENT" -H "$JSON" -d '{"content":"Lives in Porto"}'
+call 409 PATCH "/v1/memories/$WRONG" -H "$AGENT" -H "$JSON" -d '{"content":"Lives in Faro"}'
 
 call 201 POST /v1/sessions -H "$AGENT" -H "$JSON" -d '{"agent_id":"bot","anchor_external_id":"customer-42"}'
 SESSION=$(field id)
 call 200 GET "/v1/sessions/$SESSION" -H "$AGENT"
+call 200 GET "/v1/anchors/$ANCHOR/sessions" -H "$AGENT"
 call 201 POST /v1/memories -H "$AGENT" -H "$JSON" \
   -d "{\"agent_id\":\"bot\",\"session_id\":\"$SESSION\",\"content\":\"Is travelling until Friday\"}"
 
@@ -74,6 +82,7 @@ call 403 POST /v1/canon -H "$AGENT" -H "$JSON" -d '{"agent_id":"bot","content":"
 call 200 GET /v1/canon -H "$AGENT"
 call 200 GET "/v1/canon/$CANON" -H "$AGENT"
 
+call 200 GET "/v1/sessions/$SESSION/memories" -H "$AGENT"
 call 200 GET "/v1/memories/recall?agent_id=bot&anchor_external_id=customer-42&session_id=$SESSION&query=how%20to%20contact" -H "$AGENT"
 call 200 POST "/v1/sessions/$SESSION/end" -H "$AGENT"
 call 200 POST "/v1/sessions/$SESSION/end" -H "$AGENT"

@@ -204,19 +204,27 @@ describe(`authentication on ${engine}`, () => {
 });
 
 /** docs/api.md §1, route by route. */
-const SCOPE_TABLE: { method: 'get' | 'post' | 'delete'; path: string; access: 'any' | 'read' | 'write' | 'admin' }[] = [
+const SCOPE_TABLE: {
+  method: 'get' | 'post' | 'patch' | 'delete';
+  path: string;
+  access: 'any' | 'read' | 'write' | 'admin';
+}[] = [
   { method: 'get', path: '/v1/canon', access: 'any' },
   { method: 'get', path: '/v1/canon/{id}', access: 'any' },
+  { method: 'get', path: '/v1/keys/current', access: 'any' },
   { method: 'get', path: '/v1/memories/recall', access: 'read' },
   { method: 'get', path: '/v1/memories/{id}', access: 'read' },
   { method: 'get', path: '/v1/memories/{id}/history', access: 'read' },
   { method: 'get', path: '/v1/anchors', access: 'read' },
   { method: 'get', path: '/v1/anchors/{id}', access: 'read' },
   { method: 'get', path: '/v1/anchors/{id}/memories', access: 'read' },
+  { method: 'get', path: '/v1/anchors/{id}/sessions', access: 'read' },
   { method: 'get', path: '/v1/sessions/{id}', access: 'read' },
   { method: 'get', path: '/v1/anchors/{id}/export', access: 'read' },
+  { method: 'get', path: '/v1/sessions/{id}/memories', access: 'read' },
   { method: 'post', path: '/v1/memories', access: 'write' },
   { method: 'post', path: '/v1/agents/{id}/conversations/ingest', access: 'write' },
+  { method: 'patch', path: '/v1/memories/{id}', access: 'write' },
   { method: 'delete', path: '/v1/memories/{id}', access: 'write' },
   { method: 'post', path: '/v1/anchors', access: 'write' },
   { method: 'post', path: '/v1/sessions', access: 'write' },
@@ -257,7 +265,7 @@ describe(`scopes on ${engine}`, () => {
       if (r.access === 'any') continue;
       const path = r.path.replace('{id}', randomUUID());
       const req = api.http[r.method](path).set(keys[r.access].auth);
-      const res = r.method === 'post' ? await req.send({}) : await req;
+      const res = r.method === 'post' || r.method === 'patch' ? await req.send({}) : await req;
       expect({ route: `${r.method} ${r.path}`, status: res.status, code: res.body.code }).toEqual({
         route: `${r.method} ${r.path}`,
         status: 403,
