@@ -95,6 +95,20 @@ describe(`PATCH /v1/memories/{id}: a correction supersedes on ${engine}`, () => 
     expect(profile.body.memories.map((m: { id: string }) => m.id)).toEqual([right.id]);
   });
 
+  it('lets one of two corrections racing on a memory win; the other is told what superseded it', async () => {
+    const api = await testApi();
+    const t = await newTenant(api);
+    const m = await store(api, t, { content: 'Lives in Lisbon', anchor_external_id: 'cust-race' });
+    const answers = await Promise.all([
+      correct(api, t.auth, m.id, { content: 'Lives in Porto' }),
+      correct(api, t.auth, m.id, { content: 'Lives in Faro' }),
+    ]);
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 409]);
+    const winner = answers.find((r) => r.status === 200);
+    const profile = await api.http.get(`/v1/anchors/${m.anchor_id}/memories`).set(t.auth);
+    expect(profile.body.memories.map((x: { id: string }) => x.id)).toEqual([winner?.body.id]);
+  });
+
   it('refuses what cannot be corrected, naming why', async () => {
     const api = await testApi();
     const t = await newTenant(api);
