@@ -26,6 +26,8 @@ COPY --from=build /app/dist ./dist
 COPY bin ./bin
 # Migrations are applied at start, so they ship with the image.
 COPY migrations ./migrations
+# The console's static files (/console); the server serves them as they are.
+COPY console ./console
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]
