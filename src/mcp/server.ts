@@ -19,7 +19,7 @@ export const instructions = (sessionTtlHours: number): string =>
 - short-term: pass the \`session_id\` from start_session. Expires ${sessionTtlHours} h after end_session unless it keeps coming back.
 - private: neither; visible to you (this agent) only.
 - canon: the organisation's standing rules, written by admins, included in every recall.
-Call recall at the start of every task about a subject and before decisions where earlier context matters. Call remember with one self-contained fact whenever you learn something worth keeping: a preference, a decision, a correction. Repeating a fact reinforces it; a contradicting fact supersedes the old one.`;
+Call recall at the start of every task about a subject and before decisions where earlier context matters. Call remember with one self-contained fact whenever you learn something worth keeping: a preference, a decision, a correction. Repeating a fact reinforces it; a contradicting fact supersedes the old one. When the user says a recalled memory is wrong, call correct with its id and the right fact.`;
 
 /**
  * An MCP server for one caller, with its identity closed over: the same tools and resources over
