@@ -120,7 +120,7 @@ export function createApp(base: Core, options: AppOptions = {}): express.Express
   });
 
   // Bodies are read only where a route reads one (every POST, and /mcp): a GET or DELETE with a
-  // body is refused unread with 400, so only POST routes can answer 413 and 415 (as the document says).
+  // body is refused unread with 400, so only POST and PATCH routes can answer 413 and 415 (as the document says).
   const jsonBody = [
     (req: Request, _res: Response, next: NextFunction) => {
       // req.is answers null when there is no body at all, false when there is one of another type.

@@ -86,7 +86,7 @@ export function commonResponses(r: AnyRoute): Record<number, string> {
         : 'Invalid query: errors[] names each field',
     500: 'Internal error; the body carries no internals, the server logs them',
   };
-  if (r.method === 'post') {
+  if (r.method !== 'get' && r.method !== 'delete') {
     out[413] = 'The body is larger than the limit';
     out[415] = 'The body is not JSON, or in an encoding other than gzip, deflate, br';
   }

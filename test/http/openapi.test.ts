@@ -132,10 +132,10 @@ describe(`every status the code answers is in the OpenAPI document (${engine})`,
     expect(seen.length).toBeGreaterThan(ops.length * 3);
   });
 
-  it('lists 413 on every POST route', async () => {
+  it('lists 413 on every route that reads a body (POST, PATCH)', async () => {
     const small = await testApi({ config: { BODY_LIMIT_BYTES: '512', AUTH_FAILURES_PER_MINUTE: '0' } });
     const t = await newTenant(small);
-    for (const o of ops.filter((op) => op.method === 'post')) {
+    for (const o of ops.filter((op) => op.method === 'post' || op.method === 'patch')) {
       const creds = o.access === 'setup' ? { 'X-Setup-Token': SETUP_TOKEN } : t.auth;
       const res = await send(small.http, o, creds, '', { ...validBody(o), metadata: { pad: 'x'.repeat(2000) } });
       expect(res.status, o.path).toBe(413);

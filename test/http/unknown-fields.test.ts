@@ -108,6 +108,11 @@ describe('unknown fields', () => {
       ],
       ['write_canon', { content: 'rule', priority: 1 }, '"priority" is not a known field'],
       ['purge_subject', { subject: 'c', confirm: true, dry_run: true }, '"dry_run" is not a known field'],
+      [
+        'correct',
+        { memory_id: '00000000-0000-4000-8000-000000000000', content: 'x', contnt: 'y' },
+        '"contnt" is not a known field; did you mean "content"?',
+      ],
     ];
     for (const [name, args, message] of cases) {
       const result = await call(client, name, args);

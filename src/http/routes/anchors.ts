@@ -98,6 +98,7 @@ export const anchorRoutes = [
   route({
     method: 'get',
     path: '/v1/anchors/{id}/sessions',
+    operationId: 'listAnchorSessions',
     summary: "The subject's sessions, latest first: active, ended, and ended ones whose memories expire later",
     tag: 'anchors',
     access: 'read',

@@ -8,6 +8,7 @@ export const keyRoutes = [
   route({
     method: 'get',
     path: '/v1/keys/current',
+    operationId: 'getCurrentKey',
     summary: 'The key making the request: its scopes and agents, so that a client shows only what it may do',
     tag: 'keys',
     access: 'any',

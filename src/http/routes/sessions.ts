@@ -49,6 +49,7 @@ export const sessionRoutes = [
   route({
     method: 'get',
     path: '/v1/sessions/{id}/memories',
+    operationId: 'listSessionMemories',
     summary:
       'The memories stored in a session, oldest first: its short-term memories and the anchored ones that name it',
     tag: 'sessions',

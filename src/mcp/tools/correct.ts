@@ -1,4 +1,5 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
 import { correctMemory } from '../../domain/correct.js';
 import { content, metadata, uuid } from '../../schemas/fields.js';
 import { CorrectedMemoryObject } from '../../schemas/objects.js';
@@ -14,12 +15,12 @@ export function registerCorrect(server: McpServer, ctx: ToolContext): void {
     {
       title: 'Correct a memory',
       description: DESCRIPTION,
-      inputSchema: {
+      inputSchema: z.strictObject({
         memory_id: uuid.describe('The id of the memory to correct, as recall returned it'),
         content: content.describe('The corrected fact, as one self-contained statement'),
         metadata: metadata.optional(),
         agent_id: agentIdArg.optional(),
-      },
+      }),
       outputSchema: CorrectedMemoryObject,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },
