@@ -36,9 +36,11 @@ function anchorQuery(db: Db, tenantId: string) {
       'e.name',
       'e.attributes',
       'e.created_at',
-      // Active memories bound to the subject, durable or from its sessions.
+      // What the subject's profile lists (anchorProfile in memories.ts): its active durable memories.
+      // Its sessions' short-term memories carry its anchor_id too, but the profile does not show them.
       sql<number>`(SELECT count(*) FROM memories m
-        WHERE m.tenant_id = e.tenant_id AND m.anchor_id = e.id AND m.status = 'active')`.as('memory_count'),
+        WHERE m.tenant_id = e.tenant_id AND m.anchor_id = e.id
+          AND m.binding = 'anchored' AND m.status = 'active')`.as('memory_count'),
       // The last change to any of its memories (stored, reinforced, superseded, corrected).
       sql<Date | string | null>`(SELECT max(m.updated_at) FROM memories m
         WHERE m.tenant_id = e.tenant_id AND m.anchor_id = e.id)`.as('last_activity_at'),

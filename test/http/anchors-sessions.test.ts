@@ -122,7 +122,7 @@ describe(`GET /v1/anchors on ${engine}`, () => {
 });
 
 describe(`GET /v1/anchors/{id} on ${engine}`, () => {
-  it("counts the anchor's active memories, anchored and from its sessions", async () => {
+  it("counts what the anchor's profile lists: active anchored memories, not its sessions' ones", async () => {
     const api = await testApi();
     const t = await newTenant(api);
     const kept = await store(api, t, { content: 'Kim likes jazz', anchor_external_id: 'kim' });
@@ -137,8 +137,12 @@ describe(`GET /v1/anchors/{id} on ${engine}`, () => {
     const res = await api.http.get(`/v1/anchors/${anchorId}`).set(t.auth);
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ id: anchorId, anchor_external_id: 'kim', name: null, metadata: {} });
-    // docs/api.md leaves memory_count open; the code counts active memories of every binding bound to the anchor.
-    expect(res.body.memory_count).toBe(2);
+    // Kim likes jazz; not the deleted boat, not the session's call, not Lee's or the private note.
+    expect(res.body.memory_count).toBe(1);
+    const profile = await api.http.get(`/v1/anchors/${anchorId}/memories`).set(t.auth);
+    expect(profile.body.memories).toHaveLength(res.body.memory_count);
+    const listed = await api.http.get('/v1/anchors').set(t.auth).query({ anchor_external_id: 'kim' });
+    expect(listed.body.anchors[0].memory_count).toBe(1);
   });
 
   it('answers 404 for an unknown anchor', async () => {

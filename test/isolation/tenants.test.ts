@@ -70,7 +70,7 @@ describe(`tenant isolation on ${engine}`, () => {
     expect(memory.body.reinforcement_count).toBe(0);
     expect((await api.http.get(`/v1/sessions/${r.sessionId}`).set(a.auth)).body.status).toBe('active');
     expect((await api.http.get(`/v1/canon/${r.canonId}`).set(a.auth)).status).toBe(200);
-    expect((await api.http.get(`/v1/anchors/${r.anchorId}`).set(a.auth)).body.memory_count).toBe(2);
+    expect((await api.http.get(`/v1/anchors/${r.anchorId}`).set(a.auth)).body.memory_count).toBe(1);
     expect((await api.http.get('/v1/anchors').set(r.keyAuth)).status).toBe(200);
     const history = await api.http.get(`/v1/memories/${r.memoryId}/history`).set(a.auth);
     expect(history.body.events.map((e: { action: string }) => e.action)).toEqual(['created']);
@@ -110,7 +110,7 @@ describe(`tenant isolation on ${engine}`, () => {
     const bAudit = await api.http.get('/v1/audit').set(b.auth);
     expect(bAudit.body.events.map((e: { action: string }) => e.action)).toEqual(['key_created']);
     expect((await api.http.get('/v1/audit').set(a.auth)).body).toEqual(aAuditBefore.body);
-    expect((await api.http.get(`/v1/anchors/${r.anchorId}`).set(a.auth)).body.memory_count).toBe(2);
+    expect((await api.http.get(`/v1/anchors/${r.anchorId}`).set(a.auth)).body.memory_count).toBe(1);
   });
 
   it("never shows A's data in B's recall, canon, anchors or audit, even with the same names", async () => {
