@@ -33,15 +33,19 @@ export async function startCore(
   } = {},
 ): Promise<Running> {
   const log = overrides.log ?? createLogger(config.logLevel);
-  const embedder = overrides.embedder ?? reportingUnavailable(cachingQueries(await createEmbedder(config)), log);
-  const handle = await openDatabase({
-    databaseUrl: config.databaseUrl,
-    dataDir: config.dataDir,
-    poolSize: config.dbPoolSize,
-  }).catch(async (error: unknown) => {
-    await embedder.close();
-    throw error;
-  });
+  // The model loads (in its worker) while the database opens: together they are most of a start.
+  const [loaded, opened] = await Promise.allSettled([
+    overrides.embedder ? Promise.resolve(overrides.embedder) : createEmbedder(config),
+    openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize }),
+  ]);
+  if (loaded.status === 'rejected' || opened.status === 'rejected') {
+    // The database's failure first: it is the one a newcomer meets (no such database, folder in use).
+    if (loaded.status === 'fulfilled') await loaded.value.close();
+    if (opened.status === 'fulfilled') await opened.value.close();
+    throw opened.status === 'rejected' ? opened.reason : (loaded as PromiseRejectedResult).reason;
+  }
+  const embedder = overrides.embedder ?? reportingUnavailable(cachingQueries(loaded.value), log);
+  const handle = opened.value;
   try {
     const applied = await migrate(handle.db, embedder);
     if (applied.length > 0) log.info({ migrations: applied }, 'migrations applied');

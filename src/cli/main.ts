@@ -1,19 +1,11 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
-import { createApp } from '../app.js';
-import { ConfigError, loadConfig, type Config } from '../config.js';
-import { EmbedderMismatchError } from '../db/migrate.js';
-import { EmbeddingError } from '../embedding/http.js';
-import { createMetrics, createMetricsApp, withMetrics } from '../http/metrics.js';
-import { createHttpServer } from '../http/server.js';
+import { loadConfig, type Config } from '../config.js';
 import { startSweeper, sweepExpiredSessions } from '../domain/sweeper.js';
 import { createTenant } from '../domain/tenants.js';
-import { AppError } from '../errors.js';
-import { startCore } from '../start-core.js';
-import { mcp } from './mcp.js';
-import { exportCommand, importCommand, PortabilityUsageError } from './portability.js';
-import { reembed } from './reembed.js';
+import type { Running } from '../start-core.js';
+import { knownFailure, UsageError } from './failure.js';
 import { VERSION } from '../version.js';
 
 // The CLI is the one place that writes to the terminal directly; the server logs through pino.
@@ -36,7 +28,19 @@ Usage:
 Configuration comes from the environment: DATABASE_URL (unset: embedded database in DATA_DIR),
 PORT, HOST, SETUP_TOKEN, EMBEDDER, LOG_LEVEL; see the README for all of them.`;
 
+/**
+ * The core's wiring (database drivers, embedders, the model client) takes most of a second to
+ * import; loaded when a command needs it, so that `mcp` answers `initialize` first and `help` is instant.
+ */
+const startCore = async (config: Config): Promise<Running> => (await import('../start-core.js')).startCore(config);
+
 async function serve(config: Config): Promise<void> {
+  // Imported here, not at the top: `mcp` answers its client sooner without the HTTP stack loaded.
+  const [{ createApp }, { createHttpServer }, { createMetrics, createMetricsApp, withMetrics }] = await Promise.all([
+    import('../app.js'),
+    import('../http/server.js'),
+    import('../http/metrics.js'),
+  ]);
   const running = await startCore(config);
   // One set of metrics for the API, the sweeper and the metrics port (src/http/metrics.ts).
   const metrics = createMetrics(running.core.llm);
@@ -119,8 +123,6 @@ async function sweepOnce(config: Config): Promise<void> {
   }
 }
 
-class UsageError extends Error {}
-
 export async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
@@ -138,34 +140,30 @@ export async function main(argv: string[]): Promise<void> {
     case 'setup':
       return setup(config, rest);
     case 'mcp':
-      return mcp(config);
+      return (await import('./mcp.js')).mcp(config);
     case 'migrate':
       return migrateOnly(config);
     case 'sweep':
       return sweepOnce(config);
     case 'reembed':
-      return reembed(config, rest);
+      return (await import('./reembed.js')).reembed(config, rest);
     case 'export':
-      return exportCommand(config, rest);
+      return (await import('./portability.js')).exportCommand(config, rest);
     case 'import':
-      return importCommand(config, rest);
+      return (await import('./portability.js')).importCommand(config, rest);
     default:
       throw new UsageError(`unknown command "${command}"`);
   }
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof UsageError || error instanceof PortabilityUsageError) {
+  if (error instanceof UsageError) {
     process.stderr.write(`agent-memory: ${error.message}\n\n${USAGE}\n`);
     process.exit(2);
   }
-  if (
-    error instanceof ConfigError ||
-    error instanceof EmbedderMismatchError ||
-    error instanceof EmbeddingError ||
-    error instanceof AppError
-  ) {
-    process.stderr.write(`agent-memory: ${error.message}\n`);
+  const known = knownFailure(error);
+  if (known !== undefined) {
+    process.stderr.write(`agent-memory: ${known}\n`);
     process.exit(1);
   }
   process.stderr.write(`agent-memory: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);

@@ -1,13 +1,19 @@
 import { Writable } from 'node:stream';
 import type { Config } from '../config.js';
+import { assertDataDirFree } from '../db/data-dir-lock.js';
+import { SCOPES } from '../domain/core.js';
 import { localActor } from '../domain/local-tenant.js';
-import { startCore } from '../start-core.js';
+import { createLogger } from '../logger.js';
+import type { Running } from '../start-core.js';
 import { serveStdio } from '../mcp/stdio.js';
+import { knownFailure } from './failure.js';
 
-/** Requests received before stdin closed get this long to be answered. */
+/** Requests received before stdin closed get this long to be answered (once startup has settled). */
 const DRAIN_MS = 1_000;
-/** No orphans: this long after stdin closes the process exits, whatever is still running. */
+/** No orphans: this long after stdin closes and startup has settled, the process exits, whatever still runs. */
 const EXIT_DEADLINE_MS = 1_800;
+/** A startup that has not settled this long after stdin closed is abandoned: the process exits. */
+const STARTUP_CEILING_MS = 120_000;
 
 /**
  * Takes stdout for the protocol alone: anything else that writes to process.stdout (console.log in
@@ -30,15 +36,49 @@ function reserveStdout(): Writable {
 
 /**
  * `agent-memory mcp`: MCP over stdio as the local tenant with every scope, on the embedded database
- * in the default data folder unless configured otherwise. Logs go to stderr. When the client closes
- * stdin, the database is closed and the process exits.
+ * in the default data folder unless configured otherwise. `initialize` is answered at once, while
+ * the database opens and migrates and the model loads; tool calls wait for that. Logs go to
+ * stderr. When the client closes stdin, the database is closed and the process exits.
  */
 export async function mcp(config: Config): Promise<void> {
+  // The embedded folder's lock is checked before anything is answered: a client shows a server that
+  // exits before `initialize` as failed, with its stderr, and this one line says why and what to do.
+  if (!config.databaseUrl && config.dataDir !== ':memory:') assertDataDirFree(config.dataDir);
   const protocolOut = reserveStdout();
-  // Opening the embedded database takes its folder's lock: a second process on it refuses to start.
-  const running = await startCore(config);
-  const { core } = running;
-  const deadline = () => setTimeout(() => process.exit(0), EXIT_DEADLINE_MS).unref();
+  const log = createLogger(config.logLevel);
+  let running: Running | undefined;
+  const started = performance.now();
+
+  const ready = (async () => {
+    // Imported here: its drivers and embedders take most of a second to load, after `initialize`.
+    const { startCore } = await import('../start-core.js');
+    running = await startCore(config, { log });
+    const actor = await localActor(running.core);
+    log.info(
+      { engine: running.engine, embedder: running.core.embedder.id, ms: Math.round(performance.now() - started) },
+      'agent-memory mcp ready',
+    );
+    return { core: running.core, actor };
+  })().catch(async (error: unknown) => {
+    const known = knownFailure(error);
+    // One line on stderr, which clients show; the stack only when the failure is unexpected.
+    if (known === undefined) log.error({ err: error }, 'startup failed');
+    const line = known ?? (error instanceof Error ? error.message : String(error));
+    process.stderr.write(`agent-memory: ${line}\n`);
+    await running?.close().catch(() => undefined);
+    running = undefined;
+    throw new Error(line);
+  });
+  // Settles either way; what failed is answered to the client by serveStdio.
+  const settled = ready.then(
+    () => undefined,
+    () => undefined,
+  );
+
+  const deadline = () => {
+    setTimeout(() => process.exit(0), STARTUP_CEILING_MS).unref();
+    void settled.then(() => setTimeout(() => process.exit(0), EXIT_DEADLINE_MS).unref());
+  };
   process.stdin.once('end', deadline);
   process.stdin.once('close', deadline);
   let exiting = false;
@@ -46,28 +86,18 @@ export async function mcp(config: Config): Promise<void> {
     if (exiting) return;
     exiting = true;
     deadline();
-    void running
-      .close()
-      .catch((error: unknown) => core.log.error({ err: error }, 'closing the database failed'))
+    // A database still opening is closed once it is open, so that PGlite leaves its folder whole.
+    void settled
+      .then(() => running?.close())
+      .catch((error: unknown) => log.error({ err: error }, 'closing the database failed'))
       .finally(() => process.exit(code));
   };
   process.once('SIGINT', () => exit(0));
   process.once('SIGTERM', () => exit(0));
 
-  let actor;
-  try {
-    actor = await localActor(core);
-  } catch (error) {
-    await running.close();
-    throw error;
-  }
-  core.log.info(
-    { engine: running.engine, embedder: core.embedder.id, agent_id: config.agentId ?? null },
-    'agent-memory mcp serving on stdio',
-  );
+  log.info({ agent_id: config.agentId ?? null }, 'agent-memory mcp serving on stdio');
   await serveStdio(
-    core,
-    { actor, agentId: config.agentId },
+    { config, log, scopes: new Set(SCOPES), agentId: config.agentId, ready },
     { stdin: process.stdin, stdout: protocolOut, drainMs: DRAIN_MS },
   );
   exit(0);

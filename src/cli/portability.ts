@@ -10,6 +10,7 @@ import { exportTenant } from '../portability/export.js';
 import { IMPORT_FORMATS, type ImportFormat } from '../portability/formats.js';
 import { importStream } from '../portability/run-import.js';
 import { startCore } from '../start-core.js';
+import { UsageError } from './failure.js';
 import { progressBar } from './progress.js';
 
 /**
@@ -18,14 +19,13 @@ import { progressBar } from './progress.js';
  * server. Records go to stdout or the file; the progress bar and messages to stderr.
  */
 
-export class PortabilityUsageError extends Error {}
 
 /** parseArgs, with its refusals (an unknown option, a missing value) as usage errors. */
 function parse<R>(run: () => R): R {
   try {
     return run();
   } catch (error) {
-    throw new PortabilityUsageError(error instanceof Error ? error.message : String(error));
+    throw new UsageError(error instanceof Error ? error.message : String(error));
   }
 }
 
@@ -102,16 +102,16 @@ export async function importCommand(config: Config, args: string[]): Promise<voi
     }),
   );
   const [file, ...extra] = positionals;
-  if (file === undefined || extra.length > 0) throw new PortabilityUsageError('import needs one FILE');
+  if (file === undefined || extra.length > 0) throw new UsageError('import needs one FILE');
   const format = (values.format ?? 'agent-memory') as ImportFormat;
   if (!IMPORT_FORMATS.includes(format))
-    throw new PortabilityUsageError(`--format is one of ${IMPORT_FORMATS.join(', ')}`);
+    throw new UsageError(`--format is one of ${IMPORT_FORMATS.join(', ')}`);
   // Before the database opens, so that a wrong path costs nothing.
   let size: number;
   try {
     size = statSync(file).size;
   } catch {
-    throw new PortabilityUsageError(`cannot read ${file}`);
+    throw new UsageError(`cannot read ${file}`);
   }
   const running = await startCore(config);
   try {

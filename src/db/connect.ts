@@ -2,6 +2,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { Kysely, PGliteDialect, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import { AppError } from '../errors.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { isPrepared, statementName } from './prepared.js';
 import type { Database } from './schema.js';
@@ -18,7 +19,58 @@ export interface DbHandle {
 // as Date from both. Parsing int8 as a JS number is safe for the counts we read.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
-export function openPostgres(url: string, poolSize: number): Promise<DbHandle> {
+/** DATABASE_URL's host, port, database and user, for messages; never its password. */
+function describeUrl(url: string): { host: string; port: string; database: string; user: string } {
+  try {
+    const u = new URL(url);
+    const user = decodeURIComponent(u.username) || 'postgres';
+    const host = u.searchParams.get('host') ?? (u.hostname || 'localhost');
+    return { host, port: u.port || '5432', database: decodeURIComponent(u.pathname.slice(1)) || user, user };
+  } catch {
+    return { host: 'localhost', port: '5432', database: '?', user: '?' };
+  }
+}
+
+const errorCode = (error: unknown): string | undefined => {
+  if (error instanceof AggregateError) return errorCode(error.errors[0]);
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+};
+
+/**
+ * The failures a newcomer meets when first pointing DATABASE_URL somewhere, as one line saying what
+ * to do, instead of a driver stack trace. Undefined for anything else.
+ */
+export function connectionProblem(error: unknown, url: string): AppError | undefined {
+  const { host, port, database, user } = describeUrl(url);
+  const where = `PostgreSQL at ${host}:${port}`;
+  switch (errorCode(error)) {
+    case '3D000': // invalid_catalog_name
+      return new AppError(
+        'unavailable',
+        `the database "${database}" of DATABASE_URL does not exist on ${where}; ` +
+          `create it (createdb -h ${host} -p ${port} -U ${user} ${database}) or fix DATABASE_URL`,
+      );
+    case '28P01': // invalid_password
+    case '28000': // invalid_authorization_specification (pg_hba.conf)
+      return new AppError(
+        'unavailable',
+        `${where} refused user "${user}" for database "${database}": ${(error as Error).message}; ` +
+          'check the user and password in DATABASE_URL',
+      );
+    case 'ECONNREFUSED':
+      return new AppError(
+        'unavailable',
+        `nothing accepts connections at ${host}:${port} (DATABASE_URL); is PostgreSQL running there?`,
+      );
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return new AppError('unavailable', `the host "${host}" of DATABASE_URL cannot be resolved`);
+  }
+  return undefined;
+}
+
+export async function openPostgres(url: string, poolSize: number): Promise<DbHandle> {
   // JIT off for every connection: recall's candidate statement is estimated expensive (thousands of
   // correlated lookups it never makes), crosses the JIT threshold, and compiling it took 130 ms of a
   // 20 ms recall. A statement per recall to turn it off cost a round trip; OLTP work never gains from JIT.
@@ -27,7 +79,14 @@ export function openPostgres(url: string, poolSize: number): Promise<DbHandle> {
   pool.on('error', () => undefined);
   pool.on('connect', runMarkedAsPrepared);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return Promise.resolve({ db, engine: 'postgres', close: () => db.destroy() });
+  // One round trip up front, so that a wrong DATABASE_URL is reported as such, in one line.
+  try {
+    await pool.query('SELECT 1');
+  } catch (error) {
+    await db.destroy();
+    throw connectionProblem(error, url) ?? error;
+  }
+  return { db, engine: 'postgres', close: () => db.destroy() };
 }
 
 type Query = (config: unknown, values?: unknown, callback?: unknown) => unknown;

@@ -23,6 +23,31 @@ function readPid(file: string): number | undefined {
   }
 }
 
+const inUse = (dataDir: string, owner: number, file: string): AppError =>
+  new AppError(
+    'unavailable',
+    `the embedded database in ${dataDir} is in use by process ${owner}, and two processes would ` +
+      'corrupt it. For several clients at once, run `agent-memory serve` and connect them over HTTP ' +
+      `(/mcp), or give each its own DATA_DIR. If no such process runs, delete ${file}.`,
+  );
+
+/** The live process other than this one that holds the folder's lock, if any. */
+function holder(dataDir: string): { pid: number; file: string } | undefined {
+  const file = path.join(dataDir, LOCK_FILE);
+  const owner = readPid(file);
+  return owner !== undefined && owner !== process.pid && isRunning(owner) ? { pid: owner, file } : undefined;
+}
+
+/**
+ * Refuses at once when another live process holds the folder, without taking the lock: `mcp`
+ * answers its client before it opens the database, so it checks first to fail where the client
+ * sees it (stderr, exit 1) instead of on the first tool call. Opening still takes the lock.
+ */
+export function assertDataDirFree(dataDir: string): void {
+  const held = holder(dataDir);
+  if (held) throw inUse(dataDir, held.pid, held.file);
+}
+
 /**
  * The embedded database has no locking of its own, and two processes opening one data folder
  * corrupt it (the second one's writes break the first one's catalog). MCP clients start a server
@@ -47,15 +72,8 @@ export function lockDataDir(dataDir: string): () => void {
       return release;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const owner = readPid(file);
-      if (owner !== undefined && owner !== process.pid && isRunning(owner)) {
-        throw new AppError(
-          'unavailable',
-          `the embedded database in ${dataDir} is in use by process ${owner}, and two processes would ` +
-            'corrupt it. For several clients at once, run `agent-memory serve` and connect them over HTTP ' +
-            `(/mcp), or give each its own DATA_DIR. If no such process runs, delete ${file}.`,
-        );
-      }
+      const held = holder(dataDir);
+      if (held) throw inUse(dataDir, held.pid, held.file);
       // Left behind by a process that died without cleaning up.
       fs.rmSync(file, { force: true });
     }
