@@ -1,4 +1,3 @@
-import { hostHeaderValidation } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Express, NextFunction, Request, Response } from 'express';
 import { actAs } from '../domain/agent-binding.js';
@@ -27,6 +26,35 @@ function agentIdHeader(req: Request): string | undefined {
   return parsed.data;
 }
 
+const forbidden = (res: Response, message: string): void => {
+  res.status(403).json({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });
+};
+
+/**
+ * DNS rebinding protection, as the SDK's hostHeaderValidation does it (the Host header's name,
+ * any port), with answers that say which setting accepts another name: a server reached by a name
+ * of its own (behind a proxy, in a container) is refused until that name is configured.
+ */
+function hostValidation(allowed: readonly string[]) {
+  const accepted = new Set(allowed.map((h) => h.toLowerCase()));
+  // The configured names are not listed: they are not the business of whoever sent a wrong Host.
+  const how =
+    `/mcp accepts ${LOCAL_HOSTS.join(', ')} and the names in MCP_ALLOWED_HOSTS (DNS rebinding protection); ` +
+    'to reach it by this name, add the name to MCP_ALLOWED_HOSTS (comma-separated, without port).';
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const header = req.headers.host;
+    if (!header) return forbidden(res, `Missing Host header. ${how}`);
+    let hostname: string;
+    try {
+      hostname = new URL(`http://${header}`).hostname;
+    } catch {
+      return forbidden(res, `Invalid Host header: ${header}. ${how}`);
+    }
+    if (!accepted.has(hostname)) return forbidden(res, `Invalid Host: ${hostname}. ${how}`);
+    next();
+  };
+}
+
 const label = (_req: Request, res: Response, next: NextFunction): void => {
   res.locals.route = MCP_PATH;
   next();
@@ -50,7 +78,7 @@ const methodNotAllowed = (_req: Request, res: Response): void => {
  * Failures before the transport (401, 429, 400) are the REST problem documents of app.ts.
  */
 export function mountMcp(app: Express, core: Core, limiter: RateLimiter, throttle: AuthThrottle): void {
-  const hosts = hostHeaderValidation([...LOCAL_HOSTS, ...core.config.mcpAllowedHosts]);
+  const hosts = hostValidation([...LOCAL_HOSTS, ...core.config.mcpAllowedHosts]);
 
   app.post(MCP_PATH, label, hosts, async (req: Request, res: Response) => {
     const actor = await throttle.guard(req, () => authorize(core, req, 'any'));
