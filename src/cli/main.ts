@@ -16,6 +16,8 @@ Usage:
   agent-memory serve              REST API under /v1 and MCP at /mcp on HOST:PORT (default 127.0.0.1:8080)
   agent-memory mcp                MCP over stdio for a local client (Claude Code, Claude Desktop)
   agent-memory setup --org NAME   create a tenant in the database and print its admin key
+  agent-memory keys create [--local | --tenant ID | --org NAME] [--scopes read,write,admin] [--name NAME]
+                                  create an API key for a tenant (default: the local one of \`mcp\`) and print it
   agent-memory migrate            apply database migrations and exit
   agent-memory sweep              delete expired session memories once and exit
   agent-memory reembed            re-embed stored memories with the configured EMBEDDER (servers stopped)
@@ -145,6 +147,8 @@ export async function main(argv: string[]): Promise<void> {
       return migrateOnly(config);
     case 'sweep':
       return sweepOnce(config);
+    case 'keys':
+      return (await import('./keys.js')).keys(config, rest, startCore);
     case 'reembed':
       return (await import('./reembed.js')).reembed(config, rest);
     case 'export':

@@ -1,8 +1,9 @@
+import { sql } from 'kysely';
 import { AppError, isUniqueViolation } from '../errors.js';
 import { recordEvent } from './audit.js';
 import { SCOPES, type Core } from './core.js';
 import { insertKey } from './keys.js';
-import { newId } from './text.js';
+import { isUuid, newId } from './text.js';
 
 export interface CreatedTenant {
   tenantId: string;
@@ -27,4 +28,22 @@ export async function createTenant(core: Core, orgName: string): Promise<Created
     if (isUniqueViolation(error)) throw new AppError('conflict', `org_name "${orgName}" is taken`);
     throw error;
   }
+}
+
+export interface TenantRef {
+  tenantId: string;
+  orgName: string;
+}
+
+/** A tenant by id or by org name (org names are unique without regard to case); null if none. */
+export async function findTenant(core: Core, by: { id: string } | { orgName: string }): Promise<TenantRef | null> {
+  let query = core.db.selectFrom('tenants').select(['id', 'org_name']);
+  if ('id' in by) {
+    if (!isUuid(by.id)) return null;
+    query = query.where('id', '=', by.id);
+  } else {
+    query = query.where(sql<string>`lower(org_name)`, '=', by.orgName.toLowerCase());
+  }
+  const row = await query.executeTakeFirst();
+  return row ? { tenantId: row.id, orgName: row.org_name } : null;
 }
