@@ -24,6 +24,7 @@ const E2E = [
   'test/portability/round-trip.test.ts',
   'test/portability/export-stream.test.ts',
   'test/console/browser.test.ts',
+  'test/cli/front-door.test.ts',
 ];
 
 export default defineConfig({

@@ -14,6 +14,8 @@ const DRAIN_MS = 1_000;
 const EXIT_DEADLINE_MS = 1_800;
 /** A startup that has not settled this long after stdin closed is abandoned: the process exits. */
 const STARTUP_CEILING_MS = 120_000;
+/** Startup begins once `initialize` is answered, or this long after the start if none comes. */
+const START_ANYWAY_MS = 1_000;
 
 /**
  * Takes stdout for the protocol alone: anything else that writes to process.stdout (console.log in
@@ -47,9 +49,21 @@ export async function mcp(config: Config): Promise<void> {
   const protocolOut = reserveStdout();
   const log = createLogger(config.logLevel);
   let running: Running | undefined;
+  let begun = false;
+  let exiting = false;
   const started = performance.now();
 
+  // Loading the core's modules and opening the database keep the one thread busy for a while, so
+  // they begin once `initialize` is answered: clients send it first thing, and give up without it.
+  let begin = () => undefined as void;
+  const initialized = new Promise<void>((resolve) => (begin = resolve));
+  const startAnyway = setTimeout(begin, START_ANYWAY_MS);
   const ready = (async () => {
+    await initialized;
+    clearTimeout(startAnyway);
+    // Stopped before it began: nothing to open, and nothing to wait for.
+    if (exiting) return new Promise<never>(() => undefined);
+    begun = true;
     // Imported here: its drivers and embedders take most of a second to load, after `initialize`.
     const { startCore } = await import('../start-core.js');
     running = await startCore(config, { log });
@@ -81,13 +95,12 @@ export async function mcp(config: Config): Promise<void> {
   };
   process.stdin.once('end', deadline);
   process.stdin.once('close', deadline);
-  let exiting = false;
   const exit = (code: number) => {
     if (exiting) return;
     exiting = true;
     deadline();
     // A database still opening is closed once it is open, so that PGlite leaves its folder whole.
-    void settled
+    void (begun ? settled : Promise.resolve())
       .then(() => running?.close())
       .catch((error: unknown) => log.error({ err: error }, 'closing the database failed'))
       .finally(() => process.exit(code));
@@ -98,7 +111,7 @@ export async function mcp(config: Config): Promise<void> {
   log.info({ agent_id: config.agentId ?? null }, 'agent-memory mcp serving on stdio');
   await serveStdio(
     { config, log, scopes: new Set(SCOPES), agentId: config.agentId, ready },
-    { stdin: process.stdin, stdout: protocolOut, drainMs: DRAIN_MS },
+    { stdin: process.stdin, stdout: protocolOut, drainMs: DRAIN_MS, onInitialized: () => begin() },
   );
   exit(0);
 }

@@ -52,6 +52,8 @@ export interface StdioOptions {
   stdout: Writable;
   /** After stdin ends (and startup has settled), how long requests already received may take to be answered. */
   drainMs: number;
+  /** Called once the answer to `initialize` is written: the moment to begin the heavy startup work. */
+  onInitialized?: () => void;
 }
 
 /**
@@ -92,6 +94,7 @@ export async function serveStdio(startup: StdioStartup, options: StdioOptions): 
   let state: 'starting' | 'ready' | 'failed' = 'starting';
   let failure = '';
   const waiting: JSONRPCMessage[] = [];
+  let initializeId: MessageId | undefined;
 
   await server.connect(transport);
   // Wrapped after connect, which installs the handlers; stdin delivers nothing before the next tick.
@@ -104,6 +107,7 @@ export async function serveStdio(startup: StdioStartup, options: StdioOptions): 
       const id = responseId(message);
       if (id !== undefined) pending.delete(id);
       if (pending.size === 0) drained?.();
+      if (id !== undefined && id === initializeId) options.onInitialized?.();
     }
   };
 
@@ -129,6 +133,7 @@ export async function serveStdio(startup: StdioStartup, options: StdioOptions): 
   transport.onmessage = (message: JSONRPCMessage) => {
     const id = requestId(message);
     if (id !== undefined) pending.add(id);
+    if (methodOf(message) === 'initialize') initializeId = id;
     route(message);
   };
 
