@@ -10,7 +10,7 @@ COPY package.json package-lock.json ./
 # The prepare script builds from src/, which is not copied yet: skip it here, build below.
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
-COPY tools/build.mjs ./tools/
+COPY tools/build.mjs tools/openapi-document.ts ./tools/
 COPY src ./src
 RUN npm run build && npm prune --omit=dev
 

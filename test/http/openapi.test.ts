@@ -21,7 +21,7 @@ import { engine, newKey, newTenant, SETUP_TOKEN, testApi, testConfig, type TestA
  */
 
 type Json = Record<string, unknown>;
-type Method = 'get' | 'post' | 'delete';
+type Method = 'get' | 'post' | 'patch' | 'delete';
 interface Operation {
   method: Method;
   path: string;
