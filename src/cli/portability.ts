@@ -19,7 +19,6 @@ import { progressBar } from './progress.js';
  * server. Records go to stdout or the file; the progress bar and messages to stderr.
  */
 
-
 /** parseArgs, with its refusals (an unknown option, a missing value) as usage errors. */
 function parse<R>(run: () => R): R {
   try {
@@ -104,8 +103,7 @@ export async function importCommand(config: Config, args: string[]): Promise<voi
   const [file, ...extra] = positionals;
   if (file === undefined || extra.length > 0) throw new UsageError('import needs one FILE');
   const format = (values.format ?? 'agent-memory') as ImportFormat;
-  if (!IMPORT_FORMATS.includes(format))
-    throw new UsageError(`--format is one of ${IMPORT_FORMATS.join(', ')}`);
+  if (!IMPORT_FORMATS.includes(format)) throw new UsageError(`--format is one of ${IMPORT_FORMATS.join(', ')}`);
   // Before the database opens, so that a wrong path costs nothing.
   let size: number;
   try {
