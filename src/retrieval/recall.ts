@@ -144,10 +144,12 @@ export function exactNearestQuery(
 export type VectorPlan = 'exact' | 'hnsw' | 'planner';
 
 /**
- * Scopes of at most this many memories are recalled with prepared statements whose plans hold
- * whatever the values (src/db/prepared.ts): planning the candidate statement cost more than running
- * it on a typical subject. Larger scopes are planned for their values, where planning is the lesser
- * cost and the choice between the scope's indexes and the full-text index matters.
+ * Scopes of at most this many memories (counted active) are ranked by one pass over them
+ * (src/db/candidates-scan.ts), as a prepared statement whose plan holds whatever the values
+ * (src/db/prepared.ts): planning the candidate statement cost more than running it on a typical
+ * subject. Larger scopes take the bounded lookup statements, planned for their values, where
+ * planning is the lesser cost and the choice between the scope's indexes and the full-text index
+ * matters. With superseded memories asked for, the pass reads those too.
  */
 export const PREPARED_SCOPE_MAX = 2000;
 
@@ -331,7 +333,6 @@ export async function recall(core: Core, actor: Actor, input: RecallInput): Prom
       scopeUnits(scope, 'subject'),
       scopeUnits(scope, 'canon'),
     ]);
-    // The counters count active memories; with superseded ones asked for, a part is never skipped.
     const parts: PartToRank[] = [];
     // The counters count active memories; with superseded ones asked for, a part is never skipped.
     // Most tenants have no canon: its counter says so without a query.
