@@ -138,7 +138,7 @@ describe(`MCP over Streamable HTTP at /mcp (agent-memory serve, ${engine})`, () 
     const admin = await connect(org.admin, { 'X-Agent-Id': 'http-agent' });
     const { tools } = await admin.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(
-      ['end_session', 'purge_subject', 'recall', 'remember', 'start_session', 'write_canon'].sort(),
+      ['correct', 'end_session', 'purge_subject', 'recall', 'remember', 'start_session', 'write_canon'].sort(),
     );
     const canon = await ok(admin, 'write_canon', { content: 'Quote prices including tax' });
     const session = await ok(admin, 'start_session', { subject: 'acct-1' });

@@ -52,7 +52,7 @@ describe('agent-memory mcp over stdio (SDK client)', () => {
   it('serves every tool as the local tenant with every scope, and logs to stderr', async () => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(
-      ['end_session', 'purge_subject', 'recall', 'remember', 'start_session', 'write_canon'].sort(),
+      ['correct', 'end_session', 'purge_subject', 'recall', 'remember', 'start_session', 'write_canon'].sort(),
     );
     const canon = await ok(client, 'write_canon', { content: 'Answer in the language of the question' });
     const session = await ok(client, 'start_session', { subject: 'project-x' });
