@@ -131,7 +131,10 @@ describe.skipIf(!hasChromium)(`the console in Chromium on ${engine}`, () => {
     await page.keyboard.press('Enter');
     // The form takes the focus, so typing goes straight into the content.
     await page.getByLabel('Corrected content').waitFor();
-    await expect(page.evaluate('document.activeElement?.id')).resolves.toBe(`correct-${m.id}`);
+    // The form focuses its field once it has rendered, a moment after it appears.
+    await page.waitForFunction(`document.activeElement?.id === ${JSON.stringify(`correct-${m.id}`)}`, undefined, {
+      timeout: 5000,
+    });
     await page.keyboard.press('Control+A');
     await page.keyboard.type('Drinks coffee');
     await page.keyboard.press('Tab');
