@@ -31,14 +31,9 @@ const toSession = (r: SessionRow): Session => ({
 /** 'update' for ending a session; 'share' for stores into it, so a store and an end take turns. */
 type RowLock = 'none' | 'share' | 'update';
 
-async function findSession(
-  db: Db,
-  tenantId: string,
-  id: string,
-  lock: RowLock = 'none',
-): Promise<SessionRow | undefined> {
-  if (!isUuid(id)) return undefined;
-  let query = db
+/** A tenant's sessions with their subject's external id, as every read of sessions selects them. */
+function sessionRows(db: Db, tenantId: string) {
+  return db
     .selectFrom('sessions as s')
     .leftJoin('entities as e', (j) => j.onRef('e.tenant_id', '=', 's.tenant_id').onRef('e.id', '=', 's.anchor_id'))
     .select([
@@ -52,8 +47,17 @@ async function findSession(
       's.expires_at',
       's.metadata',
     ])
-    .where('s.tenant_id', '=', tenantId)
-    .where('s.id', '=', id);
+    .where('s.tenant_id', '=', tenantId);
+}
+
+async function findSession(
+  db: Db,
+  tenantId: string,
+  id: string,
+  lock: RowLock = 'none',
+): Promise<SessionRow | undefined> {
+  if (!isUuid(id)) return undefined;
+  let query = sessionRows(db, tenantId).where('s.id', '=', id);
   if (lock === 'update') query = query.forUpdate('s');
   if (lock === 'share') query = query.forShare('s');
   return query.executeTakeFirst();
@@ -72,22 +76,7 @@ export async function listAnchorSessions(
   anchorId: string,
   options: { limit: number; cursor?: string | undefined },
 ): Promise<Page<Session>> {
-  let query = db
-    .selectFrom('sessions as s')
-    .innerJoin('entities as e', (j) => j.onRef('e.tenant_id', '=', 's.tenant_id').onRef('e.id', '=', 's.anchor_id'))
-    .select([
-      's.id',
-      's.agent_id',
-      's.anchor_id',
-      'e.external_id as anchor_external_id',
-      's.status',
-      's.started_at',
-      's.ended_at',
-      's.expires_at',
-      's.metadata',
-    ])
-    .where('s.tenant_id', '=', tenantId)
-    .where('s.anchor_id', '=', anchorId);
+  let query = sessionRows(db, tenantId).where('s.anchor_id', '=', anchorId);
   if (options.cursor) {
     const [startedAt, id] = decodeTimeIdCursor(options.cursor);
     query = query.where(sql<boolean>`(s.started_at, s.id) < (${startedAt}::timestamptz, ${id}::uuid)`);
@@ -102,21 +91,7 @@ export async function listAnchorSessions(
 
 /** A subject's sessions, oldest first (the subject's export). */
 export async function anchorSessions(db: Db, tenantId: string, anchorId: string): Promise<Session[]> {
-  const rows = await db
-    .selectFrom('sessions as s')
-    .innerJoin('entities as e', (j) => j.onRef('e.tenant_id', '=', 's.tenant_id').onRef('e.id', '=', 's.anchor_id'))
-    .select([
-      's.id',
-      's.agent_id',
-      's.anchor_id',
-      'e.external_id as anchor_external_id',
-      's.status',
-      's.started_at',
-      's.ended_at',
-      's.expires_at',
-      's.metadata',
-    ])
-    .where('s.tenant_id', '=', tenantId)
+  const rows = await sessionRows(db, tenantId)
     .where('s.anchor_id', '=', anchorId)
     .orderBy('s.started_at')
     .orderBy('s.id')
