@@ -232,6 +232,32 @@ async function rankParts(
   return rows;
 }
 
+/** What both candidate statements take of one part of the scope, with the ranking's constants. */
+function partQuery(
+  trx: Db,
+  dimensions: number,
+  scope: RecallScope,
+  part: Part,
+  stats: ScopeStats,
+  text: string,
+  embedding: Float32Array,
+  depth: number,
+) {
+  return {
+    scope: () => trx.selectFrom('memories as m').where((eb) => scopeFilter(eb, scope, part)),
+    tenantId: scope.tenantId,
+    units: scopeUnits(scope, part),
+    stats,
+    text,
+    embedding,
+    dimensions,
+    lexicalDepth: depth,
+    previousLexicalShare: FUSION.previousLexicalShare,
+    bm25: FUSION.bm25,
+    headChars: SPEAKER_HEAD_CHARS,
+  };
+}
+
 /** The lexical side and the context of the candidates (src/db/candidates.ts). Exported for EXPLAIN in tests. */
 export function candidatesQuery(
   trx: Db,
@@ -245,19 +271,9 @@ export function candidatesQuery(
   nearest: readonly string[],
 ) {
   return recallCandidates({
-    scope: () => trx.selectFrom('memories as m').where((eb) => scopeFilter(eb, scope, part)),
-    tenantId: scope.tenantId,
-    units: scopeUnits(scope, part),
-    stats,
-    text,
-    embedding,
-    dimensions,
+    ...partQuery(trx, dimensions, scope, part, stats, text, embedding, depth),
     nearest,
-    lexicalDepth: depth,
     lexicalBudget: LEXICAL_BUDGET,
-    previousLexicalShare: FUSION.previousLexicalShare,
-    bm25: FUSION.bm25,
-    headChars: SPEAKER_HEAD_CHARS,
   });
 }
 
@@ -273,18 +289,8 @@ export function scanQuery(
   depth: number,
 ) {
   return scanCandidates({
-    scope: () => trx.selectFrom('memories as m').where((eb) => scopeFilter(eb, scope, part)),
-    tenantId: scope.tenantId,
-    units: scopeUnits(scope, part),
-    stats,
-    text,
-    embedding,
-    dimensions,
+    ...partQuery(trx, dimensions, scope, part, stats, text, embedding, depth),
     vectorDepth: depth,
-    lexicalDepth: depth,
-    previousLexicalShare: FUSION.previousLexicalShare,
-    bm25: FUSION.bm25,
-    headChars: SPEAKER_HEAD_CHARS,
   });
 }
 
