@@ -58,7 +58,8 @@ export async function recordEvent(trx: Db, actor: Actor, at: Date, input: AuditI
     .execute();
 }
 
-const auditColumns = [
+/** An audit event's columns, as every read of the trail selects them (the API, the export). */
+export const auditColumns = [
   'id',
   'at',
   'action',

@@ -1,5 +1,6 @@
 import { sql, type Compilable, type Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
+import { auditColumns } from '../domain/audit.js';
 import type { Core } from '../domain/core.js';
 import {
   EXPORT_FORMAT,
@@ -233,17 +234,7 @@ export async function exportTenant(
       if (options.audit) {
         const events = trx
           .selectFrom('audit_events')
-          .select([
-            'id',
-            'at',
-            'action',
-            'memory_id',
-            'anchor_id',
-            'session_id',
-            'actor_key_id',
-            'actor_agent_id',
-            'changes',
-          ])
+          .select(auditColumns)
           .where('tenant_id', '=', tenantId)
           .orderBy('seq');
         for await (const r of cursorRows(trx, 'export_audit', events)) {
