@@ -43,11 +43,14 @@ export const short = (id) => (id ? id.slice(0, 8) : '');
 export const num = (n, digits = 2) => (typeof n === 'number' ? n.toFixed(digits) : '—');
 
 /** Forward-only paging over next_cursor, with a way back to the first page. */
-export function Pager({ cursor, onNext, onFirst, atFirst }) {
+/** Next and first page of a list endpoint's answer `page`, moving `paging` (usePaging). */
+export function Pager({ paging, page }) {
+  const cursor = page?.next_cursor;
+  const atFirst = !paging.cursor;
   if (!cursor && atFirst) return null;
   return html`<nav class="pager" aria-label="Pages">
-    ${!atFirst && html`<button type="button" class="secondary" onClick=${onFirst}>First page</button>`}
-    ${cursor && html`<button type="button" onClick=${onNext}>Next page</button>`}
+    ${!atFirst && html`<button type="button" class="secondary" onClick=${paging.first}>First page</button>`}
+    ${cursor && html`<button type="button" onClick=${() => paging.next(cursor)}>Next page</button>`}
   </nav>`;
 }
 

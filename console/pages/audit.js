@@ -116,10 +116,5 @@ export function AuditPage({ params, identity }) {
         </tbody>
       </table>`
     }
-    <${Pager}
-      cursor=${state.data?.next_cursor}
-      atFirst=${!paging.cursor}
-      onNext=${() => paging.next(state.data.next_cursor)}
-      onFirst=${paging.first}
-    />`;
+    <${Pager} paging=${paging} page=${state.data} />`;
 }

@@ -53,12 +53,7 @@ export function CanonPage({ identity }) {
         </tbody>
       </table>`
     }
-    <${Pager}
-      cursor=${state.data?.next_cursor}
-      atFirst=${!paging.cursor}
-      onNext=${() => paging.next(state.data.next_cursor)}
-      onFirst=${paging.first}
-    />`;
+    <${Pager} paging=${paging} page=${state.data} />`;
 }
 
 function AddCanon({ identity, onAdded }) {

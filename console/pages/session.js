@@ -27,5 +27,5 @@ export function SessionPage({ id, identity }) {
     <ul class="memories">
       ${memories.map((m) => html`<${MemoryRow} key=${m.id} memory=${m} canWrite=${canWrite} onCorrected=${reload} onDeleted=${reload} />`)}
     </ul>
-    <${Pager} cursor=${state.data.next_cursor} atFirst=${!paging.cursor} onNext=${() => paging.next(state.data.next_cursor)} onFirst=${paging.first} />`;
+    <${Pager} paging=${paging} page=${state.data} />`;
 }

@@ -86,12 +86,7 @@ function Profile({ anchor, canWrite, onChange }) {
           />`,
       )}
     </ul>
-    <${Pager}
-      cursor=${state.data?.next_cursor}
-      atFirst=${!paging.cursor}
-      onNext=${() => paging.next(state.data.next_cursor)}
-      onFirst=${paging.first}
-    />
+    <${Pager} paging=${paging} page=${state.data} />
   </section>`;
 }
 
@@ -140,12 +135,7 @@ function Sessions({ anchorId }) {
         </tbody>
       </table>`
     }
-    <${Pager}
-      cursor=${state.data?.next_cursor}
-      atFirst=${!paging.cursor}
-      onNext=${() => paging.next(state.data.next_cursor)}
-      onFirst=${paging.first}
-    />
+    <${Pager} paging=${paging} page=${state.data} />
   </section>`;
 }
 

@@ -54,10 +54,5 @@ export function SubjectsPage({ params }) {
             </tbody>
           </table>`)
     }
-    <${Pager}
-      cursor=${state.data?.next_cursor}
-      atFirst=${!paging.cursor}
-      onNext=${() => paging.next(state.data.next_cursor)}
-      onFirst=${paging.first}
-    />`;
+    <${Pager} paging=${paging} page=${state.data} />`;
 }
