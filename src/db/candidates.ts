@@ -107,8 +107,8 @@ export function bm25Weights(q: Pick<CandidateQuery, 'tenantId' | 'units' | 'stat
  * (a speaker's name, "customer") counts for little and a rare one for much, which ts_rank_cd,
  * knowing nothing of the other memories, cannot do.
  *
- * Lexical candidates come from the full-text index: the memories holding the rarest query terms
- * (within lexicalBudget), and the memory stored after each of them in its session, which may take a
+ * Lexical candidates come from the full-text index: the memories holding the rarest query terms, or
+ * else two of the common ones (within lexicalBudget), and the memory stored after each of them in its session, which may take a
  * share of its BM25. For those only, BM25 and the previous memory's BM25 are computed exactly, over
  * every query term. Candidates: the `lexicalDepth` best of them, the vector candidates, and the
  * session neighbours of the vector candidates. Returned: each candidate and each session neighbour of
@@ -126,6 +126,7 @@ export function recallCandidates(q: CandidateQuery): RawBuilder<CandidateRow> {
   const share = sql.lit(q.previousLexicalShare);
   const tenant = q.tenantId;
   const lexicalBudget = sql`${q.lexicalBudget}::int`;
+  const docs = sql`${Math.max(1, q.stats.docs)}::float8`;
   const { weights, lexicalOf } = bm25Weights(q);
   // The memory of the scope stored just before (or after) the row `alias` in its session.
   const neighbour = (alias: string, side: 'prev' | 'next') =>
@@ -154,10 +155,25 @@ export function recallCandidates(q: CandidateQuery): RawBuilder<CandidateRow> {
   return sql<CandidateRow>`
     WITH nearest AS MATERIALIZED (${nearest}),
     ${weights},
-    picked AS MATERIALIZED (
-      SELECT string_agg(x.q::text, ' | ')::tsquery AS q FROM (
-        SELECT tdf.q, sum(tdf.df) OVER (ORDER BY tdf.df, tdf.k) AS running FROM tdf WHERE tdf.df > 0
+    -- Terms rarest first while their document frequencies fit the budget.
+    rare AS MATERIALIZED (
+      SELECT x.k, x.q, x.running FROM (
+        SELECT tdf.k, tdf.q, sum(tdf.df) OVER (ORDER BY tdf.df, tdf.k) AS running FROM tdf WHERE tdf.df > 0
       ) AS x WHERE x.running <= ${lexicalBudget}
+    ),
+    -- Then pairs of the other terms, both in one memory, with what is left: in a large scope every
+    -- term of a query may be too common to fetch alone, while the memories holding two of them,
+    -- the best by BM25, are few. Their number is estimated as if the terms were independent.
+    pairs AS MATERIALIZED (
+      SELECT x.q FROM (
+        SELECT a.q && b.q AS q,
+          sum(a.df * b.df / ${docs}) OVER (ORDER BY a.df * b.df, a.k, b.k) AS running
+        FROM tdf AS a JOIN tdf AS b ON a.k < b.k
+        WHERE a.df > 0 AND b.df > 0 AND a.k NOT IN (SELECT k FROM rare) AND b.k NOT IN (SELECT k FROM rare)
+      ) AS x WHERE x.running <= ${lexicalBudget} - coalesce((SELECT max(running) FROM rare), 0)
+    ),
+    picked AS MATERIALIZED (
+      SELECT string_agg(c.q::text, ' | ')::tsquery AS q FROM (SELECT q FROM rare UNION ALL SELECT q FROM pairs) AS c
     ),
     matched AS MATERIALIZED (${matched}),
     pool AS MATERIALIZED (
@@ -190,12 +206,14 @@ export function recallCandidates(q: CandidateQuery): RawBuilder<CandidateRow> {
       UNION SELECT f.prev_id FROM first_context AS f WHERE f.prev_id IS NOT NULL AND f.id IN (SELECT id FROM nearest)
       UNION SELECT f.next_id FROM first_context AS f WHERE f.next_id IS NOT NULL AND f.id IN (SELECT id FROM nearest)
     ),
+    -- The previous memory is looked up once, for its id and its BM25 alike.
     context AS MATERIALIZED (
       SELECT r.id, ${lexicalOf('r')} AS lexical,
-        coalesce((SELECT ${lexicalOf('pv')} FROM (${neighbour('r', 'prev')}) AS pv), 0)::float8 AS previous_lexical,
-        (SELECT pv.id FROM (${neighbour('r', 'prev')}) AS pv) AS prev_id,
+        coalesce(${lexicalOf('pv')}, 0)::float8 AS previous_lexical,
+        pv.id AS prev_id,
         (SELECT nx.id FROM (${neighbour('r', 'next')}) AS nx) AS next_id
       FROM candidates AS c CROSS JOIN LATERAL ${byId('c.id')} AS r
+      LEFT JOIN LATERAL (${neighbour('r', 'prev')}) AS pv ON true
     ),
     needed AS MATERIALIZED (
       SELECT c.id, true AS candidate, c.lexical, c.previous_lexical, c.prev_id, c.next_id FROM context AS c

@@ -5,7 +5,15 @@ import { upsertAnchor } from '../../src/domain/anchors.js';
 import type { Actor } from '../../src/domain/core.js';
 import { contentKey, newId } from '../../src/domain/text.js';
 import { readScopeStats } from '../../src/db/scope-stats.js';
-import { PREPARED_SCOPE_MAX, recall, scanQuery, scopeUnits, type RecallScope } from '../../src/retrieval/recall.js';
+import {
+  candidatesQuery,
+  LEXICAL_BUDGET,
+  PREPARED_SCOPE_MAX,
+  recall,
+  scanQuery,
+  scopeUnits,
+  type RecallScope,
+} from '../../src/retrieval/recall.js';
 import { pino } from 'pino';
 import request from 'supertest';
 import { createApp } from '../../src/app.js';
@@ -223,6 +231,57 @@ describe(`recall's cost on ${engine}`, () => {
       expect(statements.length).toBeGreaterThanOrEqual(3);
       for (const rows of reads) expect({ query, rows, bounded: rows <= ROW_BOUND }).toMatchObject({ bounded: true });
     }
+  });
+
+  it('finds the memories holding two query words when each word is too common to fetch alone', async () => {
+    const { core } = api;
+    const anchor = await upsertAnchor(core.db, tenant.tenantId, core.clock(), { externalId: 'big-subject' });
+    const scope: RecallScope = {
+      tenantId: tenant.tenantId,
+      agentId: 'agent-1',
+      anchorId: anchor.id,
+      sessionId: null,
+      includeSuperseded: false,
+    };
+    const text = 'invoice kitchen';
+    const [embedding] = await core.embedder.embed([text], { kind: 'query' });
+    const [stats] = await readScopeStats(core.db, tenant.tenantId, [scopeUnits(scope, 'subject')]);
+    const holding = (word: string) =>
+      core.db
+        .selectFrom('memories')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('tenant_id', '=', tenant.tenantId)
+        .where('anchor_id', '=', anchor.id)
+        .where('content', 'like', `%${word}%`)
+        .executeTakeFirstOrThrow();
+    // Each word alone is beyond the lexical budget, so a search by rare words alone finds nothing.
+    for (const word of ['invoice', 'kitchen']) expect(Number((await holding(word)).n)).toBeGreaterThan(LEXICAL_BUDGET);
+    const { rows } = await candidatesQuery(
+      core.db,
+      core.embedder.dimensions,
+      scope,
+      'subject',
+      stats!,
+      text,
+      embedding as Float32Array,
+      50,
+      [],
+    ).execute(core.db);
+    const lexical = rows.filter((r) => r.candidate && r.lexical > 0);
+    expect(lexical.length).toBe(50);
+    const contents = await core.db
+      .selectFrom('memories')
+      .select('content')
+      .where('tenant_id', '=', tenant.tenantId)
+      .where(
+        'id',
+        'in',
+        lexical.map((r) => r.id),
+      )
+      .execute();
+    // The best by BM25 hold both words, or follow one that does (a share of its predecessor's).
+    const both = contents.filter((c) => c.content.includes('invoice') && c.content.includes('kitchen'));
+    expect(both.length).toBeGreaterThanOrEqual(25);
   });
 
   /** A parameter as an SQL literal, for EXECUTE. */
