@@ -85,7 +85,7 @@ export function createApp(base: Core, options: AppOptions = {}): express.Express
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);
-  const metrics = options.metrics ?? createMetrics(base.llm);
+  const metrics = options.metrics ?? createMetrics(base.llm, base.reads);
   // Both doors below (REST and MCP over HTTP) run on the core that reports to these metrics.
   const core = withMetrics(base, metrics);
   const limiter = new RateLimiter(core.config.rateLimitPerMinute);
@@ -152,6 +152,8 @@ export function createApp(base: Core, options: AppOptions = {}): express.Express
         const access = spec.access;
         actor = await throttle.guard(req, () => authorize(core, req, access));
         limiter.take(`key:${actor.keyId ?? ''}`);
+        // Before the write, not after: a recall racing it then reads the primary too (read-your-writes).
+        if (spec.method !== 'get') core.reads?.wrote(actor);
       }
       const reply = await spec.handle({
         core,

@@ -23,6 +23,17 @@ const EnvSchema = z.object({
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
     .optional(),
+  // Hot standbys of DATABASE_URL's cluster that serve recall (docs/scale-out.md), comma-separated.
+  DATABASE_READ_URL: z
+    .string()
+    .transform((v) => v.split(',').map((u) => u.trim()))
+    .transform((urls) => urls.filter((u) => u.length > 0))
+    .refine(
+      (urls) => urls.every((u) => /^postgres(ql)?:\/\//.test(u)),
+      'must be postgres:// or postgresql:// URLs separated by commas',
+    )
+    .optional(),
+  READ_AFTER_WRITE_MS: z.coerce.number().int().min(0).default(10_000),
   DATA_DIR: z.string().min(1).optional(),
   XDG_DATA_HOME: z.string().min(1).optional(),
   SETUP_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
@@ -122,6 +133,13 @@ export interface Config {
   readonly host: string;
   /** Unset: the embedded database in dataDir. */
   readonly databaseUrl: string | undefined;
+  /** Read replicas of databaseUrl that serve recall; empty: recall reads the primary. */
+  readonly databaseReadUrls: readonly string[];
+  /**
+   * After a write by a key, its recalls read the primary for this long, so that they see that write
+   * whatever the replicas' lag (docs/scale-out.md).
+   */
+  readonly readAfterWriteMs: number;
   /** A folder, or ':memory:' for an embedded database that keeps nothing. */
   readonly dataDir: string;
   readonly setupToken: string | undefined;
@@ -234,6 +252,11 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   if (env.METRICS_PORT !== undefined && env.METRICS_PORT === env.PORT) {
     throw new ConfigError('invalid configuration: METRICS_PORT: must differ from PORT');
   }
+  if (env.DATABASE_READ_URL !== undefined && env.DATABASE_READ_URL.length > 0 && env.DATABASE_URL === undefined) {
+    throw new ConfigError(
+      'invalid configuration: DATABASE_READ_URL: read replicas need DATABASE_URL (the primary); the embedded database has none',
+    );
+  }
   if (env.HTTP_HEADERS_TIMEOUT_MS > env.HTTP_REQUEST_TIMEOUT_MS) {
     throw new ConfigError('invalid configuration: HTTP_HEADERS_TIMEOUT_MS: must not exceed HTTP_REQUEST_TIMEOUT_MS');
   }
@@ -241,6 +264,8 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     port: env.PORT,
     host: env.HOST,
     databaseUrl: env.DATABASE_URL,
+    databaseReadUrls: Object.freeze(env.DATABASE_READ_URL ?? []),
+    readAfterWriteMs: env.READ_AFTER_WRITE_MS,
     dataDir: env.DATA_DIR ?? defaultDataDir(env),
     setupToken: env.SETUP_TOKEN,
     embedder: env.EMBEDDER,

@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
-import { openDatabase } from './db/connect.js';
+import { openDatabase, openReadReplica, type DbHandle } from './db/connect.js';
+import { ReadReplicas } from './domain/read-replicas.js';
 import { migrate } from './db/migrate.js';
 import { contradictionDetectorFor } from './beliefs/detector.js';
 import type { ContradictionDetector } from './beliefs/contradiction-detector.js';
@@ -57,6 +58,9 @@ export async function startCore(
     await embedder.close();
     throw error;
   }
+  // Opened after the migrations, which the replicas receive from the primary as they replay its WAL.
+  const replicas: DbHandle[] = config.databaseReadUrls.map((url) => openReadReplica(url, config.dbPoolSize));
+  if (replicas.length > 0) log.info({ replicas: replicas.length }, 'recall reads the read replicas');
   // One breaker for the judge and the extractor: they call the same model.
   const llm = llmBreakerFor(config, log);
   const core: Core = {
@@ -68,6 +72,14 @@ export async function startCore(
     llm,
     config,
     log,
+    reads:
+      replicas.length > 0
+        ? new ReadReplicas(
+            handle.db,
+            replicas.map((r) => r.db),
+            config.readAfterWriteMs,
+          )
+        : undefined,
   };
   let closed = false;
   return {
@@ -76,6 +88,7 @@ export async function startCore(
     close: async () => {
       if (closed) return;
       closed = true;
+      await Promise.all(replicas.map((r) => r.close()));
       await handle.close();
       await embedder.close();
     },

@@ -45,7 +45,7 @@ async function serve(config: Config): Promise<void> {
   ]);
   const running = await startCore(config);
   // One set of metrics for the API, the sweeper and the metrics port (src/http/metrics.ts).
-  const metrics = createMetrics(running.core.llm);
+  const metrics = createMetrics(running.core.llm, running.core.reads);
   const core = withMetrics(running.core, metrics);
   const app = createApp(core, { metrics });
   const stopSweeper =

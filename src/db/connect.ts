@@ -89,6 +89,27 @@ export async function openPostgres(url: string, poolSize: number): Promise<DbHan
   return { db, engine: 'postgres', close: () => db.destroy() };
 }
 
+/** How long a recall waits for a read replica's connection before it reads the primary instead. */
+export const REPLICA_CONNECT_TIMEOUT_MS = 2_000;
+
+/**
+ * A read replica (DATABASE_READ_URL): a pool set up as the primary's (JIT off, prepared statements),
+ * but opened without a round trip and with a connect timeout: a replica that is down must neither
+ * stop a start nor hold a recall, which then reads the primary (src/domain/read-replicas.ts).
+ */
+export function openReadReplica(url: string, poolSize: number): DbHandle {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize,
+    options: '-c jit=off',
+    connectionTimeoutMillis: REPLICA_CONNECT_TIMEOUT_MS,
+  });
+  pool.on('error', () => undefined);
+  pool.on('connect', runMarkedAsPrepared);
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return { db, engine: 'postgres', close: () => db.destroy() };
+}
+
 type Query = (config: unknown, values?: unknown, callback?: unknown) => unknown;
 
 /**

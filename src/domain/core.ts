@@ -6,6 +6,7 @@ import type { Embedder } from '../embedding/embedder.js';
 import type { ConversationExtractor } from '../extraction/extractor.js';
 import type { LlmBreaker } from '../llm/breaker.js';
 import type { DomainMetrics } from './metrics.js';
+import type { ReadReplicas } from './read-replicas.js';
 
 export type Clock = () => Date;
 
@@ -23,6 +24,8 @@ export interface Core {
   readonly log: Logger;
   /** Where the core reports its work for /metrics; absent, nothing is reported (src/domain/measured.ts). */
   readonly metrics?: DomainMetrics | undefined;
+  /** With DATABASE_READ_URL: which database recall reads (src/domain/read-replicas.ts); absent, the primary. */
+  readonly reads?: ReadReplicas | undefined;
 }
 
 export const SCOPES = ['read', 'write', 'admin'] as const;

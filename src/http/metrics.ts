@@ -7,12 +7,13 @@ import { measuredEmbedder } from '../domain/measured.js';
 import type { DomainMetrics } from '../domain/metrics.js';
 import { AppError, toProblem } from '../errors.js';
 import { LLM_PURPOSES, type LlmBreaker, type LlmCounts } from '../llm/breaker.js';
+import { READ_TARGETS, type ReadReplicas } from '../domain/read-replicas.js';
 
 /** Latencies of a request-sized piece of work: from a cached embedding to a slow model call. */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /** One registry per app, so several apps in one process (tests) do not collide. */
-export function createMetrics(llm?: LlmBreaker) {
+export function createMetrics(llm?: LlmBreaker, reads?: ReadReplicas) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const requests = new Counter({
@@ -29,6 +30,7 @@ export function createMetrics(llm?: LlmBreaker) {
     registers: [registry],
   });
   if (llm) registerLlmMetrics(registry, llm);
+  if (reads) registerReadMetrics(registry, reads);
   return { registry, requests, duration, domain: domainMetrics(registry) };
 }
 
@@ -172,6 +174,29 @@ function registerLlmMetrics(registry: Registry, llm: LlmBreaker): void {
     'Times the deterministic detector or extractor answered instead of the model',
     'fallbacks',
   );
+}
+
+/** Where recalls read, with DATABASE_READ_URL set: read at each scrape from the router's totals. */
+function registerReadMetrics(registry: Registry, reads: ReadReplicas): void {
+  new Gauge({
+    name: 'agent_memory_read_replicas',
+    help: 'Read replicas configured (DATABASE_READ_URL)',
+    registers: [registry],
+    collect() {
+      this.set(reads.replicas.length);
+    },
+  });
+  new Counter({
+    name: 'agent_memory_recall_reads_total',
+    help: 'Recalls by the database they read: replica, primary (read-your-writes), fallback (the replica failed)',
+    labelNames: ['database'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      const totals = reads.totals();
+      for (const database of READ_TARGETS) this.inc({ database }, totals[database]);
+    },
+  });
 }
 
 /** Compares in constant time, so that the token cannot be guessed a byte at a time from timings. */

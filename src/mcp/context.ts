@@ -64,6 +64,8 @@ export async function runTool<S extends z.ZodType>(
   let result: CallToolResult;
   try {
     requireScope(ctx.actor, tool.scope, `the ${tool.name} tool`);
+    // Every tool but recall writes: the key's next recalls read the primary (read-your-writes).
+    if (tool.scope !== 'read') ctx.core.reads?.wrote(ctx.actor);
     const answer = await body();
     const structured = tool.output.parse(answer.data) as Record<string, unknown>;
     result = { content: [{ type: 'text', text: answer.text }], structuredContent: structured };

@@ -15,6 +15,7 @@ import { MEMORY_COLUMNS, memoriesWithAnchor, toMemory, type Memory, type MemoryR
 import { resolvePlacement } from '../domain/placement.js';
 import { mentionedIn } from '../domain/session-memories.js';
 import { effectiveConfidence } from '../domain/decay.js';
+import { outageError } from '../errors.js';
 import { FUSION, fuse, type ScoreDetails } from './fusion.js';
 import { namedSpeakers, SPEAKER_HEAD_CHARS, speakerKey, speakerOf } from './speakers.js';
 
@@ -314,10 +315,46 @@ export async function recall(core: Core, actor: Actor, input: RecallInput): Prom
   const [embedding] = await core.embedder.embed([input.query], { kind: 'query' });
   if (!embedding) throw new Error('embedder returned no vector');
   const now = core.clock();
+  const reads = core.reads;
+  if (!reads) return recallOn(core.db, core, actor, input, embedding, now);
+  const { db, target } = reads.forRead(actor);
+  try {
+    const results = await recallOn(db, core, actor, input, embedding, now);
+    reads.count(target);
+    return results;
+  } catch (error) {
+    if (target !== 'replica' || !replicaFailure(error)) throw error;
+    // Recall reads what the primary holds as well: a replica that is down or lagging into a
+    // conflict costs this recall a second try, not an error.
+    core.log.warn({ err: error }, 'read replica failed; recall reads the primary');
+    reads.count('fallback');
+    return recallOn(core.db, core, actor, input, embedding, now);
+  }
+}
+
+/** The replica is away, or cancelled the recall for a conflict with the WAL it replays. */
+function replicaFailure(error: unknown): boolean {
+  return outageError(error) !== undefined || (error as { code?: unknown } | null)?.code === RECOVERY_CONFLICT;
+}
+/** SQLSTATE serialization_failure: on a hot standby, "canceling statement due to conflict with recovery". */
+const RECOVERY_CONFLICT = '40001';
+
+/**
+ * One recall on one database, the primary or a read replica: it only reads (no audit, no
+ * reinforcement, no last-access bookkeeping), so a hot standby can serve it.
+ */
+async function recallOn(
+  db: Db,
+  core: Core,
+  actor: Actor,
+  input: RecallInput,
+  embedding: Float32Array,
+  now: Date,
+): Promise<RecallResult[]> {
   // One connection, but no transaction: each statement reads committed data, and a memory gone
   // between the candidates and their fetch is left out. A scope large enough for HNSW opens one for
   // that part's settings (rankParts).
-  return core.db.connection().execute(async (conn) => {
+  return db.connection().execute(async (conn) => {
     // Recall never creates an anchor: an unknown external id matches no subject memories. A session
     // of a subject brings that subject's durable memories along, unless an anchor was named.
     const { placement, session } = await resolvePlacement(conn, actor.tenantId, input.anchor, input.sessionId, {

@@ -37,7 +37,14 @@ export function opsRoutes(metrics: Metrics, config: MetricsConfig, openApi: () =
       tag: 'operations',
       access: 'public',
       responses: {
-        200: { description: 'Ready', schema: z.object({ status: z.literal('ready') }) },
+        200: {
+          description:
+            'Ready. With read replicas (DATABASE_READ_URL), how many answer: recall reads the primary while none does',
+          schema: z.object({
+            status: z.literal('ready'),
+            read_replicas: z.object({ configured: z.int(), answering: z.int() }).optional(),
+          }),
+        },
         503: { description: 'The database does not answer', schema: ProblemObject },
       },
       handle: async ({ core }) => {
@@ -46,7 +53,10 @@ export function opsRoutes(metrics: Metrics, config: MetricsConfig, openApi: () =
         } catch {
           throw new AppError('unavailable', 'the database does not answer');
         }
-        return { status: 200, body: { status: 'ready' } };
+        // A replica that does not answer leaves the process ready: its recalls read the primary.
+        if (!core.reads) return { status: 200, body: { status: 'ready' } };
+        const replicas = { configured: core.reads.replicas.length, answering: await core.reads.answering() };
+        return { status: 200, body: { status: 'ready', read_replicas: replicas } };
       },
     }),
     // With METRICS_PORT, /metrics is served there only (src/cli/main.ts), not beside the API.
