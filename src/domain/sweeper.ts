@@ -7,7 +7,7 @@ import { lockPartition } from './partition.js';
 import { sessionMemoryGone } from './session-memories.js';
 
 // Any fixed number, different from the migration lock; every process sweeping this database uses it.
-const SWEEP_LOCK_KEY = 7_214_003_118_505_002;
+export const SWEEP_LOCK_KEY = 7_214_003_118_505_002;
 const BATCH = 500;
 
 export interface SweepResult {
