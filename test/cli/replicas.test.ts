@@ -92,8 +92,16 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('three serve processes on one da
   }
 
   const recall = async (auth: Auth, query: Record<string, string>, base?: string): Promise<Json[]> =>
-    (await expectCall(200, 'GET', `/v1/memories/recall?${new URLSearchParams(query).toString()}`, auth, undefined, base))
-      .results as Json[];
+    (
+      await expectCall(
+        200,
+        'GET',
+        `/v1/memories/recall?${new URLSearchParams(query).toString()}`,
+        auth,
+        undefined,
+        base,
+      )
+    ).results as Json[];
 
   /** A text no other in the test resembles, so that no store reinforces another's memory. */
   const unique = (what: string): string => `${what} ${randomUUID()} ${randomUUID()}`;
