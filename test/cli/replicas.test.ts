@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SWEEP_LOCK_KEY } from '../../src/domain/sweeper.js';
 import { SETUP_TOKEN } from '../helpers/harness.js';
 import { isolatedDatabase, type IsolatedDb } from '../helpers/isolated-db.js';
-import { childEnv, exited, spawnCli } from '../mcp/helpers.js';
+import { childEnv, exited, spawnCli, tempDir } from '../mcp/helpers.js';
 
 /**
  * Stateless replicas (docs/scale-out.md): three `agent-memory serve` processes on one Postgres
@@ -14,8 +14,8 @@ import { childEnv, exited, spawnCli } from '../mcp/helpers.js';
  * and ends, a purge, and the sweeper of all three expiring the ended sessions. Nothing is lost,
  * nothing is duplicated, no tenant sees another's memories.
  *
- * Postgres only: the embedded database is one process's by design, and a second process on its
- * folder is refused by the folder lock (test/unit/data-dir-lock.test.ts proves that refusal).
+ * Postgres only: the embedded database is one process's by design. On it, the second test here
+ * shows the folder lock refusing a second `serve` on the same folder instead.
  */
 const PROCESSES = 3;
 // The project's ports for this test: the first three of 7510..7519.
@@ -301,4 +301,55 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('three serve processes on one da
     // Every process ended its sessions' sweeps without an error.
     expect(stderr.join('\n')).not.toMatch(/sweep failed/);
   });
+});
+
+describe.skipIf(!!process.env.TEST_DATABASE_URL)('two serve processes on one embedded folder', () => {
+  const data = tempDir('agent-memory-replicas-');
+  const children: ChildProcess[] = [];
+
+  afterAll(async () => {
+    for (const child of children) {
+      child.kill('SIGTERM');
+      await exited(child);
+    }
+    data.remove();
+  });
+
+  const serveOn = (port: number): { child: ChildProcess; stderr: () => string } => {
+    let stderr = '';
+    const child = spawnCli(
+      ['serve'],
+      childEnv({ DATA_DIR: data.dir, PORT: String(port), HOST: '127.0.0.1', SETUP_TOKEN, LOG_LEVEL: 'warn' }),
+    );
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    children.push(child);
+    return { child, stderr: () => stderr };
+  };
+
+  it(
+    'refuses the second: PGlite is one process, and two would corrupt its folder',
+    async () => {
+      const first = serveOn(FIRST_PORT);
+      const deadline = Date.now() + START_TIMEOUT_MS;
+      for (;;) {
+        if (first.child.exitCode !== null)
+          throw new Error(`serve exited (${first.child.exitCode}):\n${first.stderr()}`);
+        if (Date.now() > deadline) throw new Error(`serve did not become ready:\n${first.stderr()}`);
+        const ready = await fetch(`http://127.0.0.1:${FIRST_PORT}/readyz`).then(
+          (r) => r.ok,
+          () => false,
+        );
+        if (ready) break;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      const second = serveOn(FIRST_PORT + 1);
+      expect(await exited(second.child)).not.toBe(0);
+      expect(second.stderr()).toMatch(new RegExp(`in use by process ${first.child.pid ?? -1}`));
+      // The first goes on serving.
+      expect((await fetch(`http://127.0.0.1:${FIRST_PORT}/readyz`)).status).toBe(200);
+    },
+    START_TIMEOUT_MS + 10_000,
+  );
 });
