@@ -27,6 +27,15 @@ export interface ApiKeysTable {
   agent_ids: ColumnType<string[] | null, string[] | null | undefined, string[] | null>;
 }
 
+/**
+ * Migration 0009: which tenant a key belongs to, by the key's hash, so that authentication asks one
+ * tenant's rows for the key (one shard on Citus, where this is a reference table).
+ */
+export interface ApiKeyTenantsTable {
+  key_hash: Buffer;
+  tenant_id: string;
+}
+
 export interface EntitiesTable {
   tenant_id: string;
   id: string;
@@ -133,6 +142,7 @@ export interface MemoryTermStatsTable {
 export interface Database {
   tenants: TenantsTable;
   api_keys: ApiKeysTable;
+  api_key_tenants: ApiKeyTenantsTable;
   entities: EntitiesTable;
   sessions: SessionsTable;
   memories: MemoriesTable;
@@ -171,6 +181,7 @@ export const TABLES = {
     revoked_at: col('timestamptz', true),
     agent_ids: col('array', true),
   },
+  api_key_tenants: { key_hash: col('bytea'), tenant_id: col('uuid') },
   entities: {
     tenant_id: col('uuid'),
     id: col('uuid'),

@@ -62,6 +62,8 @@ export async function insertKey(
 ): Promise<{ view: ApiKeyView; apiKey: string }> {
   const ordered = SCOPES.filter((s) => scopes.includes(s));
   const apiKey = generateApiKey(ordered.includes('admin'));
+  const keyHash = hashApiKey(apiKey);
+  await trx.insertInto('api_key_tenants').values({ key_hash: keyHash, tenant_id: tenantId }).execute();
   const row = await trx
     .insertInto('api_keys')
     .values({
@@ -69,7 +71,7 @@ export async function insertKey(
       id: newId(),
       name,
       key_prefix: apiKey.slice(0, PREFIX_LENGTH),
-      key_hash: hashApiKey(apiKey),
+      key_hash: keyHash,
       scopes: ordered,
       // Each agent once, in the order given.
       agent_ids: agentIds === null ? null : [...new Set(agentIds)],
@@ -188,10 +190,22 @@ export async function authenticate(core: Core, rawKey: string): Promise<Actor | 
   return actor;
 }
 
+/**
+ * Two statements, not a join: the tenant first (api_key_tenants, a reference table on Citus, read on
+ * the node that asks), then the key among that tenant's rows only. With the tenant as a value, Citus
+ * sends the second to the tenant's shard; a join or a subquery would ask every shard.
+ */
 async function lookUpKey(core: Core, hash: Buffer): Promise<Actor | null> {
+  const owner = await core.db
+    .selectFrom('api_key_tenants')
+    .select('tenant_id')
+    .where('key_hash', '=', hash)
+    .executeTakeFirst();
+  if (!owner) return null;
   const row = await core.db
     .selectFrom('api_keys')
     .select(['tenant_id', 'id', 'scopes', 'last_used_at', 'agent_ids'])
+    .where('tenant_id', '=', owner.tenant_id)
     .where('key_hash', '=', hash)
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
