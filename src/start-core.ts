@@ -3,6 +3,8 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { openDatabase, openReadReplica, type DbHandle } from './db/connect.js';
 import { ReadReplicas } from './domain/read-replicas.js';
+import { detectCitus, withCitus } from './db/citus.js';
+import { distributionPending } from './db/citus-distribute.js';
 import { migrate } from './db/migrate.js';
 import { contradictionDetectorFor } from './beliefs/detector.js';
 import type { ContradictionDetector } from './beliefs/contradiction-detector.js';
@@ -19,6 +21,8 @@ import { cachingQueries } from './embedding/query-cache.js';
 export interface Running {
   core: Core;
   engine: 'pglite' | 'postgres';
+  /** The Postgres is a Citus coordinator (src/db/citus.ts). */
+  citus: boolean;
   close(): Promise<void>;
 }
 
@@ -47,12 +51,17 @@ export async function startCore(
   }
   const embedder = overrides.embedder ?? reportingUnavailable(cachingQueries(loaded.value), log);
   const handle = opened.value;
+  let citus = false;
   try {
     const applied = await migrate(handle.db, embedder);
     if (applied.length > 0) log.info({ migrations: applied }, 'migrations applied');
     // PGlite runs no autovacuum, so nothing else refreshes the planner's statistics there; without
     // them it cannot tell a subject's few rows from a tenant's many when choosing btree or HNSW.
     if (handle.engine === 'pglite') await sql`ANALYZE`.execute(handle.db);
+    if (handle.engine === 'postgres') citus = await detectCitus(handle.db);
+    if (citus && (await distributionPending(handle.db))) {
+      log.warn('this Citus database has tables that are not distributed yet: run `agent-memory migrate --citus`');
+    }
   } catch (error) {
     await handle.close();
     await embedder.close();
@@ -63,8 +72,10 @@ export async function startCore(
   if (replicas.length > 0) log.info({ replicas: replicas.length }, 'recall reads the read replicas');
   // One breaker for the judge and the extractor: they call the same model.
   const llm = llmBreakerFor(config, log);
+  // Marked on Citus, so that the statements that need it forward their settings to the workers.
+  const marked = (db: DbHandle['db']) => (citus ? withCitus(db) : db);
   const core: Core = {
-    db: handle.db,
+    db: marked(handle.db),
     embedder,
     contradictions: overrides.contradictions ?? contradictionDetectorFor(config, log, llm),
     extractor: overrides.extractor ?? extractorFor(config, log, llm),
@@ -75,8 +86,8 @@ export async function startCore(
     reads:
       replicas.length > 0
         ? new ReadReplicas(
-            handle.db,
-            replicas.map((r) => r.db),
+            marked(handle.db),
+            replicas.map((r) => marked(r.db)),
             config.readAfterWriteMs,
           )
         : undefined,
@@ -85,6 +96,7 @@ export async function startCore(
   return {
     core,
     engine: handle.engine,
+    citus,
     close: async () => {
       if (closed) return;
       closed = true;

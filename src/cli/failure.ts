@@ -1,4 +1,5 @@
 import { ConfigError } from '../config.js';
+import { NotCitusError } from '../db/citus-distribute.js';
 import { EmbedderMismatchError } from '../db/migrate.js';
 import { EmbeddingError } from '../embedding/http.js';
 import { AppError } from '../errors.js';
@@ -15,6 +16,7 @@ export function knownFailure(error: unknown): string | undefined {
   if (
     error instanceof ConfigError ||
     error instanceof EmbedderMismatchError ||
+    error instanceof NotCitusError ||
     error instanceof EmbeddingError ||
     error instanceof AppError
   ) {

@@ -18,7 +18,8 @@ Usage:
   agent-memory setup --org NAME   create a tenant in the database and print its admin key
   agent-memory keys create [--local | --tenant ID | --org NAME] [--scopes read,write,admin] [--name NAME]
                                   create an API key for a tenant (default: the local one of \`mcp\`) and print it
-  agent-memory migrate            apply database migrations and exit
+  agent-memory migrate [--citus]   apply database migrations and exit; with --citus, then distribute
+                                  the tables over the Citus cluster of DATABASE_URL by tenant
   agent-memory sweep              delete expired session memories once and exit
   agent-memory reembed            re-embed stored memories with the configured EMBEDDER (servers stopped)
   agent-memory export [--out FILE] [--audit] [--tenant ID]
@@ -70,7 +71,13 @@ async function serve(config: Config): Promise<void> {
   }
   const address = server.address() as AddressInfo;
   core.log.info(
-    { host: address.address, port: address.port, engine: running.engine, embedder: core.embedder.id },
+    {
+      host: address.address,
+      port: address.port,
+      engine: running.engine,
+      citus: running.citus,
+      embedder: core.embedder.id,
+    },
     `agent-memory listening on http://${address.address}:${address.port}`,
   );
   let stopping = false;
@@ -105,10 +112,23 @@ async function setup(config: Config, args: string[]): Promise<void> {
   }
 }
 
-async function migrateOnly(config: Config): Promise<void> {
+async function migrateOnly(config: Config, args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { citus: { type: 'boolean', default: false } } });
+  if (values.citus && !config.databaseUrl)
+    throw new UsageError('migrate --citus needs DATABASE_URL (a Citus coordinator)');
   const running = await startCore(config);
-  await running.close();
-  process.stderr.write('migrations are up to date\n');
+  try {
+    process.stderr.write('migrations are up to date\n');
+    if (values.citus) {
+      const { distributeForCitus } = await import('../db/citus-distribute.js');
+      const ran = await distributeForCitus(running.core.db);
+      process.stderr.write(
+        ran.length > 0 ? `distributed over Citus (${ran.length} statements)\n` : 'already distributed over Citus\n',
+      );
+    }
+  } finally {
+    await running.close();
+  }
 }
 
 async function sweepOnce(config: Config): Promise<void> {
@@ -144,7 +164,7 @@ export async function main(argv: string[]): Promise<void> {
     case 'mcp':
       return (await import('./mcp.js')).mcp(config);
     case 'migrate':
-      return migrateOnly(config);
+      return migrateOnly(config, rest);
     case 'sweep':
       return sweepOnce(config);
     case 'keys':

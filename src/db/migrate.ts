@@ -9,7 +9,7 @@ import { ensureVectorIndex, type EmbedderIdentity } from './vector.js';
 const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../migrations');
 
 // Any fixed 64-bit number; every process that migrates this database takes the same lock.
-const MIGRATION_LOCK_KEY = 7_214_003_118_505_001;
+export const MIGRATION_LOCK_KEY = 7_214_003_118_505_001;
 
 export class EmbedderMismatchError extends Error {}
 

@@ -1,4 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
+import { setLocal } from './citus.js';
 import type { Db } from './connect.js';
 
 /** Every raw pgvector fragment lives here, behind named, typed helpers. */
@@ -128,13 +129,15 @@ export async function dropVectorIndex(db: Db, dimensions: number): Promise<void>
  * reading the whole scope and sorting it; restoreSorting undoes that after the query.
  */
 export async function enableIterativeScan(trx: Db, forceIndex = false): Promise<void> {
-  // One statement, one round trip; set_config(…, true) is SET LOCAL. Measured on 2,000 scoped
-  // vectors: ef_search 100 found ~98% of the exact top 20, 400 found all.
-  const sorting = forceIndex ? sql`, set_config('enable_sort', 'off', true)` : sql``;
-  await sql`SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),
-    set_config('hnsw.ef_search', '400', true)${sorting}`.execute(trx);
+  // Measured on 2,000 scoped vectors: ef_search 100 found ~98% of the exact top 20, 400 found all.
+  // setLocal (src/db/citus.ts) sends them in one round trip, and on Citus so that the workers get them.
+  await setLocal(trx, {
+    'hnsw.iterative_scan': 'relaxed_order',
+    'hnsw.ef_search': '400',
+    ...(forceIndex ? { enable_sort: 'off' } : {}),
+  });
 }
 
 export async function restoreSorting(trx: Db): Promise<void> {
-  await sql`SET LOCAL enable_sort = on`.execute(trx);
+  await setLocal(trx, { enable_sort: 'on' });
 }
