@@ -1,0 +1,120 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { sql } from 'kysely';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/db/connect.js';
+import { splitStatements } from '../../src/db/migrate.js';
+import { toVectorLiteral } from '../../src/db/vector.js';
+import { authenticate, generateApiKey, hashApiKey } from '../../src/domain/keys.js';
+import { newId } from '../../src/domain/text.js';
+import { createHashEmbedder } from '../../src/embedding/hash.js';
+import { startCore, type Running } from '../../src/start-core.js';
+import { engine, newTenant, testConfig } from '../helpers/harness.js';
+import { isolatedDatabase, type IsolatedDb } from '../helpers/isolated-db.js';
+import { storeMemory } from '../helpers/store-recall.js';
+import { createApp } from '../../src/app.js';
+import request from 'supertest';
+
+const embedder = createHashEmbedder(32);
+
+/**
+ * A database as it stood before migration 0009 (its migrations applied, a key, a memory and an
+ * audit event written then), started with 0009: the old key still authenticates, and the sequences
+ * that replaced the identity columns continue past the numbers already given.
+ */
+describe(`migration 0009 on a database in use, on ${engine}`, () => {
+  let iso: IsolatedDb;
+  let running: Running;
+  const oldKey = generateApiKey(true);
+  const tenantId = newId();
+
+  beforeAll(async () => {
+    iso = await isolatedDatabase();
+    const config = testConfig(iso.env);
+    const handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
+    try {
+      const dir = path.resolve('migrations');
+      const earlier = (await fs.readdir(dir)).filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f) && f < '0009').sort();
+      await sql`CREATE TABLE schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`.execute(
+        handle.db,
+      );
+      for (const name of earlier) {
+        for (const statement of splitStatements(await fs.readFile(path.join(dir, name), 'utf8'))) {
+          await sql.raw(statement).execute(handle.db);
+        }
+        await sql`INSERT INTO schema_migrations (name) VALUES (${name})`.execute(handle.db);
+      }
+      const now = new Date();
+      const vector = toVectorLiteral(new Float32Array(embedder.dimensions).fill(0.1));
+      await sql`INSERT INTO tenants (id, org_name) VALUES (${tenantId}, ${`org-${tenantId}`})`.execute(handle.db);
+      await sql`INSERT INTO api_keys (tenant_id, id, name, key_prefix, key_hash, scopes)
+        VALUES (${tenantId}, ${newId()}, 'old', ${oldKey.slice(0, 12)}, ${hashApiKey(oldKey)},
+          ${['read', 'write', 'admin']})`.execute(handle.db);
+      for (let i = 0; i < 3; i++) {
+        await sql`INSERT INTO memories (tenant_id, id, agent_id, content, content_key, binding, confidence,
+            decay_rate, embedding, embedder, created_at, updated_at, last_reinforced_at)
+          VALUES (${tenantId}, ${newId()}, 'a', ${`old fact ${i}`}, ${`old fact ${i}`}, 'private', 0.7, 0,
+            ${vector}::vector, ${embedder.id}, ${now}, ${now}, ${now})`.execute(handle.db);
+        await sql`INSERT INTO audit_events (tenant_id, id, at, action) VALUES (${tenantId}, ${newId()}, ${now}, 'key_created')`.execute(
+          handle.db,
+        );
+      }
+    } finally {
+      await handle.close();
+    }
+    running = await startCore(config, { embedder, log: pino({ level: 'silent' }) });
+  });
+
+  afterAll(async () => {
+    await running?.close();
+    await iso.drop();
+  });
+
+  it('routes a key made before it to its tenant', async () => {
+    const actor = await authenticate(running.core, oldKey);
+    expect(actor?.tenantId).toBe(tenantId);
+    const routed = await running.core.db
+      .selectFrom('api_key_tenants')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .execute();
+    // PGlite gives bytea as a Uint8Array, pg as a Buffer.
+    expect(routed.map((r) => ({ ...r, key_hash: Buffer.from(r.key_hash) }))).toEqual([
+      { key_hash: hashApiKey(oldKey), tenant_id: tenantId },
+    ]);
+  });
+
+  it('records the tenant of every key made after it, and refuses a key it does not know', async () => {
+    const api = { app: createApp(running.core), core: running.core, http: request(createApp(running.core)) };
+    const tenant = await newTenant(api);
+    const res = await api.http
+      .post('/v1/keys')
+      .set(tenant.auth)
+      .send({ name: 'later', scopes: ['read'] });
+    expect(res.status).toBe(201);
+    const later = (res.body as { api_key: string }).api_key;
+    expect((await authenticate(running.core, later))?.tenantId).toBe(tenant.tenantId);
+    expect(await authenticate(running.core, generateApiKey(false))).toBeNull();
+    await storeMemory(api, tenant.auth, { agent_id: 'a', content: 'a fact stored after the migration' });
+  });
+
+  it('numbers new memories and audit events after the ones already there', async () => {
+    const { db } = running.core;
+    const seqs = await sql<{ table: string; old_max: number; new_min: number }>`
+      SELECT 'memories' AS table,
+        max(seq) FILTER (WHERE tenant_id = ${tenantId}) AS old_max, min(seq) FILTER (WHERE tenant_id <> ${tenantId}) AS new_min
+      FROM memories
+      UNION ALL
+      SELECT 'audit_events', max(seq) FILTER (WHERE tenant_id = ${tenantId}), min(seq) FILTER (WHERE tenant_id <> ${tenantId})
+      FROM audit_events`.execute(db);
+    expect(seqs.rows).toEqual([
+      { table: 'memories', old_max: 3, new_min: 4 },
+      { table: 'audit_events', old_max: 3, new_min: 4 },
+    ]);
+    const identities = await sql<{ n: number }>`
+      SELECT count(*)::int AS n FROM information_schema.columns
+      WHERE table_schema = current_schema() AND is_identity = 'YES'`.execute(db);
+    expect(identities.rows[0]?.n).toBe(0);
+  });
+});
