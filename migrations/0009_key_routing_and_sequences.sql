@@ -14,14 +14,17 @@ INSERT INTO api_key_tenants (key_hash, tenant_id) SELECT key_hash, tenant_id FRO
 
 -- 2. Identity columns cannot be re-sharded by Citus (and cannot be added to a distributed table).
 -- The two orderings they gave (a memory's place in its session, an audit cursor) come from plain
--- sequences instead, continuing from the highest number given. Inserts never name these columns,
--- so the defaults fill them as the identities did.
+-- sequences instead, which continue from the identity's own next number: one call, where reading
+-- max(seq) would scan the table under this migration's lock. Inserts never name these columns, so
+-- the defaults fill them as the identities did.
+CREATE SEQUENCE memories_seq_next AS bigint OWNED BY memories.seq;
+SELECT setval('memories_seq_next', nextval(pg_get_serial_sequence('memories', 'seq')), false);
 ALTER TABLE memories ALTER COLUMN seq DROP IDENTITY;
-CREATE SEQUENCE memories_seq_seq AS bigint OWNED BY memories.seq;
-SELECT setval('memories_seq_seq', coalesce((SELECT max(seq) FROM memories), 0) + 1, false);
-ALTER TABLE memories ALTER COLUMN seq SET DEFAULT nextval('memories_seq_seq');
+ALTER TABLE memories ALTER COLUMN seq SET DEFAULT nextval('memories_seq_next');
+ALTER SEQUENCE memories_seq_next RENAME TO memories_seq_seq;
 
+CREATE SEQUENCE audit_events_seq_next AS bigint OWNED BY audit_events.seq;
+SELECT setval('audit_events_seq_next', nextval(pg_get_serial_sequence('audit_events', 'seq')), false);
 ALTER TABLE audit_events ALTER COLUMN seq DROP IDENTITY;
-CREATE SEQUENCE audit_events_seq_seq AS bigint OWNED BY audit_events.seq;
-SELECT setval('audit_events_seq_seq', coalesce((SELECT max(seq) FROM audit_events), 0) + 1, false);
-ALTER TABLE audit_events ALTER COLUMN seq SET DEFAULT nextval('audit_events_seq_seq');
+ALTER TABLE audit_events ALTER COLUMN seq SET DEFAULT nextval('audit_events_seq_next');
+ALTER SEQUENCE audit_events_seq_next RENAME TO audit_events_seq_seq;
