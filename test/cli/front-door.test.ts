@@ -1,6 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
+import { isolatedDatabase } from '../helpers/isolated-db.js';
 import { childEnv, exited, freePort, spawnCli, tempDir, type Json } from '../mcp/helpers.js';
 
 /**
@@ -231,4 +232,29 @@ describe('agent-memory mcp when startup fails', () => {
     },
     START_TIMEOUT_MS,
   );
+
+  it.runIf(process.env.TEST_DATABASE_URL)(
+    'migrate --citus on a Postgres without Citus migrates, then says what to do in one line',
+    async () => {
+      const iso = await isolatedDatabase();
+      try {
+        const migrate = spawnCli(['migrate', '--citus'], childEnv({ ...iso.env, LOG_LEVEL: 'silent' }));
+        let err = '';
+        migrate.stderr?.on('data', (chunk: Buffer) => (err += chunk.toString()));
+        expect(await exited(migrate)).toBe(1);
+        expect(err).toMatch(/^migrations are up to date\nagent-memory: the database has no citus extension: .*\n$/);
+      } finally {
+        await iso.drop();
+      }
+    },
+    START_TIMEOUT_MS,
+  );
+
+  it('refuses migrate --citus on the embedded database, as a usage error', async () => {
+    const migrate = spawnCli(['migrate', '--citus'], childEnv({ DATA_DIR: ':memory:' }));
+    let err = '';
+    migrate.stderr?.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    expect(await exited(migrate)).toBe(2);
+    expect(err).toMatch(/^agent-memory: migrate --citus needs DATABASE_URL/);
+  });
 });
