@@ -34,13 +34,12 @@ export const DISTRIBUTED_TABLES = [
   'memory_term_stats',
 ] as const;
 
-/** The functions the statistics triggers of memories run, which the workers need (migration 0006). */
-const TRIGGER_FUNCTIONS = [
-  'memory_stats_unit(text, text, uuid, uuid)',
-  'memory_stats_insert()',
-  'memory_stats_delete()',
-  'memory_stats_update()',
-] as const;
+/**
+ * Functions the workers need that Citus cannot find by itself. Citus sends a distributed table's
+ * trigger functions along with its triggers, but not what a function's body calls: the statistics
+ * triggers of memories (migration 0006) call this one on the shards.
+ */
+const CALLED_FUNCTIONS = ['memory_stats_unit(text, text, uuid, uuid)'] as const;
 
 export interface ForeignKey {
   table: string;
@@ -76,7 +75,7 @@ export function distributionPlan(state: DistributionState): string[] {
   const [group] = DISTRIBUTED_TABLES;
   return [
     ...moved.map((fk) => `ALTER TABLE ${ident(fk.table)} DROP CONSTRAINT ${ident(fk.name)}`),
-    ...TRIGGER_FUNCTIONS.map((f) => `SELECT create_distributed_function(${literal(f)})`),
+    ...CALLED_FUNCTIONS.map((f) => `SELECT create_distributed_function(${literal(f)})`),
     ...pendingReference.map((t) => `SELECT create_reference_table(${literal(t)})`),
     ...pendingDistributed.map((t) =>
       t === group

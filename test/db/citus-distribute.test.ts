@@ -61,7 +61,7 @@ describe(`the Citus distribution plan, on ${engine}`, () => {
     const calls = plan
       .slice(firstCitusCall, lastCitusCall + 1)
       .filter((s) => /^SELECT create_(distributed|reference)_table/.test(s));
-    // The triggers' functions reach the workers before the table whose triggers call them.
+    // What the triggers call reaches the workers before the table whose triggers call it.
     expect(plan.findIndex((s) => s.includes('create_distributed_function'))).toBe(firstCitusCall);
     expect(calls.slice(0, REFERENCE_TABLES.length)).toEqual(
       REFERENCE_TABLES.map((t) => `SELECT create_reference_table('${t}')`),
