@@ -145,7 +145,7 @@ describe.skipIf(!url)('on a Citus cluster', () => {
     const local = await sql<{ local: boolean }>`
       SELECT p.groupid = (SELECT groupid FROM pg_dist_local_group) AS local
       FROM pg_dist_placement AS p
-      WHERE p.shardid = get_shard_id_for_distribution_column('memories', ${tenant.tenantId})`.execute(db);
+      WHERE p.shardid = get_shard_id_for_distribution_column('memories', ${tenant.tenantId}::uuid)`.execute(db);
     if (local.rows[0]?.local === false) {
       const unmarked = db.withoutPlugins();
       const plain = await unmarked.transaction().execute(async (trx) => {
