@@ -18,7 +18,7 @@ Usage:
   agent-memory setup --org NAME   create a tenant in the database and print its admin key
   agent-memory keys create [--local | --tenant ID | --org NAME] [--scopes read,write,admin] [--name NAME]
                                   create an API key for a tenant (default: the local one of \`mcp\`) and print it
-  agent-memory migrate [--citus]   apply database migrations and exit; with --citus, then distribute
+  agent-memory migrate [--citus]  apply database migrations and exit; with --citus, then distribute
                                   the tables over the Citus cluster of DATABASE_URL by tenant
   agent-memory sweep              delete expired session memories once and exit
   agent-memory reembed            re-embed stored memories with the configured EMBEDDER (servers stopped)
