@@ -6,7 +6,7 @@ import { TABLES } from './schema.js';
 
 /**
  * `agent-memory migrate --citus`: after the migrations, distributes the schema over a Citus
- * cluster by tenant (docs/scale-out-citus.md). Safe to run again: it only touches what is not yet
+ * cluster by tenant (docs/scale-out.md#citus). Safe to run again: it only touches what is not yet
  * distributed, so it also takes in the tables of a later migration.
  */
 

@@ -2,7 +2,7 @@ import { sql, type KyselyPlugin, type PluginTransformQueryArgs, type PluginTrans
 import type { Db } from './connect.js';
 
 /**
- * What the code does differently on a Citus cluster (docs/scale-out-citus.md). The same schema and
+ * What the code does differently on a Citus cluster (docs/scale-out.md#citus). The same schema and
  * statements serve plain Postgres, PGlite and Citus; only settings local to a transaction need more
  * on Citus, because the coordinator keeps them to itself unless told to forward them to the workers
  * that run the shard queries.

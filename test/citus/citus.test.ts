@@ -16,7 +16,7 @@ import { manualClock, newTenant, testConfig, type Tenant, type TestApi } from '.
 import { createAnchor, ids, recall, startSession, storeMemory } from '../helpers/store-recall.js';
 
 /**
- * Against a real Citus cluster (docs/scale-out-citus.md): CITUS_TEST_URL names a database on the
+ * Against a real Citus cluster (docs/scale-out.md#citus): CITUS_TEST_URL names a database on the
  * coordinator with the citus extension created and at least one worker added, used by this suite
  * alone. Skipped when unset. The suite migrates it, distributes it (`migrate --citus`, which is
  * idempotent) and runs isolation, recall, purge and the sweeper through the distributed tables.
