@@ -74,5 +74,8 @@ export function scanCandidates(q: ScanCandidateQuery): RawBuilder<CandidateRow> 
         left(m.content, ${sql.lit(q.headChars)}) AS head
       FROM memories AS m
       WHERE m.tenant_id = ${q.tenantId} AND m.id = n.id
+      -- One row per id anyway; the LIMIT keeps this a lookup per row, which a plan made without
+      -- the values (src/db/prepared.ts) would otherwise turn into a join over the tenant's rows.
+      LIMIT 1
     ) AS r`;
 }

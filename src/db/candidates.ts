@@ -79,12 +79,15 @@ export function bm25Weights(q: Pick<CandidateQuery, 'tenantId' | 'units' | 'stat
       FROM ${queryTerms(q.text)} AS t
     ),
     -- A phrase's frequency is taken as its rarest word's: an upper bound, close enough for BM25.
+    -- Each counter by its whole key (LATERAL … LIMIT 1), so that no plan reads other units' counters.
     tdf AS MATERIALIZED (
       SELECT terms.k, terms.q, coalesce((
         SELECT min(coalesce((
-          SELECT sum(s.df) FROM memory_term_stats AS s
-          WHERE s.tenant_id = ${q.tenantId} AND s.unit = ANY((SELECT u.keys FROM units AS u)::text[])
-            AND s.lexeme = l.lexeme), 0))
+          SELECT sum(s.df) FROM unnest((SELECT u.keys FROM units AS u)::text[]) AS uk(unit)
+          CROSS JOIN LATERAL (
+            SELECT x.df FROM memory_term_stats AS x
+            WHERE x.tenant_id = ${q.tenantId} AND x.unit = uk.unit AND x.lexeme = l.lexeme LIMIT 1
+          ) AS s), 0))
         FROM unnest(terms.lexemes) AS l(lexeme)), 0)::float8 AS df
       FROM terms
     ),
@@ -235,5 +238,8 @@ export function recallCandidates(q: CandidateQuery): RawBuilder<CandidateRow> {
         left(m.content, ${sql.lit(q.headChars)}) AS head
       FROM memories AS m
       WHERE m.tenant_id = ${tenant} AND m.id = n.id
+      -- One row per id anyway; the LIMIT keeps this a lookup per row, which a plan made without
+      -- the values (src/db/prepared.ts) would otherwise turn into a join over the tenant's rows.
+      LIMIT 1
     ) AS r`;
 }

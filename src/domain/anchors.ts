@@ -1,6 +1,7 @@
 import { sql, type Selectable } from 'kysely';
 import type { z } from 'zod';
 import type { Db } from '../db/connect.js';
+import { executePrepared } from '../db/prepared.js';
 import type { EntitiesTable } from '../db/schema.js';
 import { AppError, notFound } from '../errors.js';
 import type { AnchorObject } from '../schemas/objects.js';
@@ -57,14 +58,14 @@ export async function getAnchor(db: Db, tenantId: string, id: string): Promise<A
 }
 
 export async function findAnchorIdByExternalId(db: Db, tenantId: string, externalId: string): Promise<string | null> {
-  const row = await db
+  // Prepared: recall's first statement, on its hot path with those that follow (src/db/prepared.ts).
+  const query = db
     .selectFrom('entities')
     .select('id')
     .where('tenant_id', '=', tenantId)
     .where('kind', '=', SUBJECT)
-    .where('external_id', '=', externalId)
-    .executeTakeFirst();
-  return row?.id ?? null;
+    .where('external_id', '=', externalId);
+  return (await executePrepared(db, query.compile())).rows[0]?.id ?? null;
 }
 
 /** The subject's row, looked up by id; with `lock`, held FOR KEY SHARE until the transaction ends. */
@@ -76,7 +77,9 @@ async function findSubject(db: Db, tenantId: string, id: string, lock: boolean):
     .where('tenant_id', '=', tenantId)
     .where('kind', '=', SUBJECT)
     .where('id', '=', id);
-  return (await (lock ? query.forKeyShare() : query).executeTakeFirst()) !== undefined;
+  if (lock) return (await query.forKeyShare().executeTakeFirst()) !== undefined;
+  // Prepared: recall checks its anchor so (src/db/prepared.ts).
+  return (await executePrepared(db, query.compile())).rows.length > 0;
 }
 
 /**

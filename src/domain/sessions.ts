@@ -1,6 +1,7 @@
 import { sql, type Selectable } from 'kysely';
 import type { z } from 'zod';
 import type { Db } from '../db/connect.js';
+import { executePrepared } from '../db/prepared.js';
 import type { SessionsTable } from '../db/schema.js';
 import { AppError, notFound } from '../errors.js';
 import type { SessionObject } from '../schemas/objects.js';
@@ -58,6 +59,8 @@ async function findSession(
 ): Promise<SessionRow | undefined> {
   if (!isUuid(id)) return undefined;
   let query = sessionRows(db, tenantId).where('s.id', '=', id);
+  // Prepared: recall resolves its session so (src/db/prepared.ts).
+  if (lock === 'none') return (await executePrepared(db, query.compile())).rows[0];
   if (lock === 'update') query = query.forUpdate('s');
   if (lock === 'share') query = query.forShare('s');
   return query.executeTakeFirst();

@@ -25,4 +25,30 @@ describe.skipIf(!url)('statements marked as prepared, on Postgres', () => {
     expect(prepared.rows).toHaveLength(1);
     expect(prepared.rows[0]?.name).toBe(statementName(`/* prepared */ ${compiled.sql}`));
   });
+
+  it('run marked statements with generic plans and every other statement as Postgres chooses', async () => {
+    const mode = sql<{ mode: string }>`SELECT current_setting('plan_cache_mode') AS mode, ${1}::int AS one`;
+    const markedMode = async () => (await executePrepared(handle.db, mode.compile(handle.db))).rows[0]?.mode;
+    const plainMode = async () => (await mode.execute(handle.db)).rows[0]?.mode;
+    expect(await plainMode()).toBe('auto');
+    expect(await markedMode()).toBe('force_generic_plan');
+    expect(await markedMode()).toBe('force_generic_plan');
+    expect(await plainMode()).toBe('auto');
+    // Left to choose, Postgres planned a marked statement anew for its values on every call.
+    const lookup = sql<{
+      n: number;
+    }>`SELECT count(*)::int AS n FROM pg_class WHERE relname = ANY(${['pg_class', 'pg_proc']}::text[])`;
+    for (let i = 0; i < 8; i++) {
+      expect((await executePrepared(handle.db, lookup.compile(handle.db))).rows).toEqual([{ n: 2 }]);
+    }
+    const plans = await sql<{ generic: string; custom: string }>`
+      SELECT generic_plans::text AS generic, custom_plans::text AS custom FROM pg_prepared_statements
+      WHERE statement LIKE '%relname = ANY%'`.execute(handle.db);
+    expect(plans.rows).toEqual([{ generic: '8', custom: '0' }]);
+    // Inside a transaction a marked statement runs as any other, leaving the transaction's plans alone.
+    const inTransaction = await handle.db
+      .transaction()
+      .execute(async (trx) => (await executePrepared(trx, mode.compile(trx))).rows[0]?.mode);
+    expect(inTransaction).toBe('auto');
+  });
 });
