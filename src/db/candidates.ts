@@ -151,7 +151,7 @@ export function recallCandidates(q: CandidateQuery): RawBuilder<CandidateRow> {
   const picked = sql<boolean>`m.search @@ (SELECT picked.q FROM picked)`;
   const matched = q
     .scope()
-    .select(['m.id', 'm.session_id', 'm.seq'])
+    .select(['m.id', 'm.session_id', 'm.seq', 'm.search'])
     .where(picked)
     .limit(sql<number>`${lexicalBudget}`);
 
@@ -179,15 +179,19 @@ export function recallCandidates(q: CandidateQuery): RawBuilder<CandidateRow> {
       SELECT string_agg(c.q::text, ' | ')::tsquery AS q FROM (SELECT q FROM rare UNION ALL SELECT q FROM pairs) AS c
     ),
     matched AS MATERIALIZED (${matched}),
-    pool AS MATERIALIZED (
-      SELECT x.id FROM matched AS x
-      UNION
-      SELECT nx.id FROM matched AS x CROSS JOIN LATERAL (${neighbour('x', 'next')}) AS nx
+    -- A fetched memory's BM25 comes from the row in hand, its predecessor's from one lookup.
+    matched_scored AS MATERIALIZED (
+      SELECT x.id, x.session_id, x.seq, ${lexicalOf('x')} AS lexical,
+        coalesce((SELECT ${lexicalOf('pv')} FROM (${neighbour('x', 'prev')}) AS pv), 0)::float8 AS previous_lexical
+      FROM matched AS x
     ),
+    -- With the memory stored after each, whose predecessor is the fetched one, its BM25 known.
     pool_scored AS MATERIALIZED (
-      SELECT r.id, ${lexicalOf('r')} AS lexical,
-        coalesce((SELECT ${lexicalOf('pv')} FROM (${neighbour('r', 'prev')}) AS pv), 0)::float8 AS previous_lexical
-      FROM pool AS p CROSS JOIN LATERAL ${byId('p.id')} AS r
+      SELECT x.id, x.lexical, x.previous_lexical FROM matched_scored AS x
+      UNION ALL
+      SELECT nx.id, ${lexicalOf('nx')} AS lexical, x.lexical AS previous_lexical
+      FROM matched_scored AS x CROSS JOIN LATERAL (${neighbour('x', 'next')}) AS nx
+      WHERE nx.id NOT IN (SELECT id FROM matched)
     ),
     lexical_best AS MATERIALIZED (
       SELECT o.id FROM pool_scored AS o
