@@ -1,5 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
-import { bm25Weights, type CandidateQuery, type CandidateRow } from './candidates.js';
+import { bm25Weights, memoryColumns, sessionLexicalCte, type CandidateQuery, type CandidateRow } from './candidates.js';
 import { cosineDistanceTo, queryVector } from './vector.js';
 
 /**
@@ -30,16 +30,19 @@ export function scanCandidates(q: ScanCandidateQuery): RawBuilder<CandidateRow> 
       ${scope.select(cosineDistanceTo(q.dimensions, sql`(SELECT v FROM query_vector)`).as('distance'))}
     ),
     ${weights},
+    ${sessionLexicalCte('scoped')},
     scored AS MATERIALIZED (
-      SELECT s.id, s.distance, ${lexicalOf('s')} AS lexical,
+      SELECT s.id, s.session_id, s.distance, ${lexicalOf('s')} AS lexical,
         ${inSession(sql`lag(s.id) OVER w`)}::uuid AS prev_id,
         ${inSession(sql`lead(s.id) OVER w`)}::uuid AS next_id
       FROM scoped AS s
       WINDOW w AS (PARTITION BY s.session_id ORDER BY s.seq)
     ),
     context AS MATERIALIZED (
-      SELECT c.id, c.distance, c.lexical, coalesce(p.lexical, 0)::float8 AS previous_lexical, c.prev_id, c.next_id
+      SELECT c.id, c.distance, c.lexical, coalesce(p.lexical, 0)::float8 AS previous_lexical,
+        coalesce(sl.lexical, 0)::float8 AS session_lexical, c.prev_id, c.next_id
       FROM scored AS c LEFT JOIN scored AS p ON p.id = c.prev_id
+        LEFT JOIN session_lexical AS sl ON sl.session_id = c.session_id
     ),
     nearest AS MATERIALIZED (
       SELECT c.id FROM context AS c ORDER BY c.distance, c.id LIMIT ${q.vectorDepth}::int
@@ -56,22 +59,21 @@ export function scanCandidates(q: ScanCandidateQuery): RawBuilder<CandidateRow> 
       UNION SELECT c.next_id FROM context AS c WHERE c.next_id IS NOT NULL AND c.id IN (SELECT id FROM nearest)
     ),
     needed AS MATERIALIZED (
-      SELECT c.id, true AS candidate, c.lexical, c.previous_lexical, c.prev_id, c.next_id, c.distance
+      SELECT c.id, true AS candidate, c.lexical, c.previous_lexical, c.session_lexical, c.prev_id, c.next_id,
+        c.distance
       FROM context AS c WHERE c.id IN (SELECT id FROM candidates)
       UNION ALL
-      SELECT c.id, false, 0::float8, 0::float8, NULL::uuid, NULL::uuid, c.distance
+      SELECT c.id, false, 0::float8, 0::float8, 0::float8, NULL::uuid, NULL::uuid, c.distance
       FROM context AS c
       WHERE c.id NOT IN (SELECT id FROM candidates) AND c.id IN (
         SELECT x.prev_id FROM context AS x WHERE x.id IN (SELECT id FROM candidates)
         UNION SELECT x.next_id FROM context AS x WHERE x.id IN (SELECT id FROM candidates)
       )
     )
-    SELECT n.id, n.candidate, n.lexical, n.previous_lexical, n.prev_id, n.next_id, r.*
+    SELECT n.id, n.candidate, n.lexical, n.previous_lexical, n.session_lexical, n.prev_id, n.next_id, r.*
     FROM needed AS n
     CROSS JOIN LATERAL (
-      SELECT n.distance, m.binding, m.confidence, m.decay_rate, m.last_reinforced_at,
-        m.metadata->>'speaker' AS metadata_speaker,
-        left(m.content, ${sql.lit(q.headChars)}) AS head
+      SELECT n.distance, ${memoryColumns(q)}
       FROM memories AS m
       WHERE m.tenant_id = ${q.tenantId} AND m.id = n.id
       -- One row per id anyway; the LIMIT keeps this a lookup per row, which a plan made without

@@ -38,6 +38,8 @@ export interface CandidateQuery {
   bm25: Bm25Parameters;
   /** How much of each candidate's content to return (enough for a speaker's label). */
   headChars: number;
+  /** A POSIX regular expression (case-insensitive) for a time expression in a memory's content. */
+  timeExpression: string;
 }
 
 export interface CandidateRow {
@@ -48,16 +50,28 @@ export interface CandidateRow {
   lexical: number;
   /** BM25 of the memory stored just before it in its session; 0 when none. */
   previous_lexical: number;
+  /**
+   * BM25 of its session as one document: the idf of every query term that some memory of the
+   * session holds, with no length normalization; 0 outside a session (and for rows that are not
+   * candidates). Over the memories the lexical side reads: exact for a scanned scope, and for a
+   * large scope only the terms rare enough to fetch (lexicalBudget) count.
+   */
+  session_lexical: number;
   /** Its neighbours in its session, within the scope, in store order; null for none. */
   prev_id: string | null;
   next_id: string | null;
   distance: number;
   binding: Binding;
+  session_id: string | null;
   confidence: number;
   decay_rate: number;
   last_reinforced_at: Date;
   metadata_speaker: string | null;
   head: string;
+  /** Distinct lexemes of its text (the length of its tsvector). */
+  lexemes: number;
+  /** Its content holds a time expression (CandidateQuery.timeExpression). */
+  holds_time: boolean;
 }
 
 const positive = (n: number, what: string): number => {
@@ -102,6 +116,31 @@ export function bm25Weights(q: Pick<CandidateQuery, 'tenantId' | 'units' | 'stat
     return sql<number>`(coalesce((SELECT sum(w.idf[t.k]) FROM terms AS t, weights AS w WHERE ${search} @@ t.q), 0) * ${norm})::float8`;
   };
   return { weights, lexicalOf };
+}
+
+/**
+ * The session BM25 of every session among the rows of `source` (a CTE with session_id and search):
+ * the sum of the idf of the query terms some row of the session holds. Needs bm25Weights' CTEs.
+ */
+export function sessionLexicalCte(source: string) {
+  const from = sql.table(source);
+  return sql`session_lexical AS MATERIALIZED (
+      SELECT x.session_id, sum(w.idf[x.k])::float8 AS lexical
+      FROM (
+        SELECT DISTINCT s.session_id, t.k FROM ${from} AS s, terms AS t
+        WHERE s.session_id IS NOT NULL AND s.search @@ t.q
+      ) AS x, weights AS w
+      GROUP BY x.session_id
+    )`;
+}
+
+/** What fusion reads of a memory row `m` besides its scores (CandidateRow). */
+export function memoryColumns(q: Pick<CandidateQuery, 'headChars' | 'timeExpression'>) {
+  return sql`m.binding, m.session_id, m.confidence, m.decay_rate, m.last_reinforced_at,
+        m.metadata->>'speaker' AS metadata_speaker,
+        left(m.content, ${sql.lit(q.headChars)}) AS head,
+        length(m.search)::int AS lexemes,
+        (m.content ~* ${sql.lit(q.timeExpression)}) AS holds_time`;
 }
 
 /**
@@ -179,6 +218,7 @@ export function recallCandidates(q: CandidateQuery): RawBuilder<CandidateRow> {
       SELECT string_agg(c.q::text, ' | ')::tsquery AS q FROM (SELECT q FROM rare UNION ALL SELECT q FROM pairs) AS c
     ),
     matched AS MATERIALIZED (${matched}),
+    ${sessionLexicalCte('matched')},
     -- A fetched memory's BM25 comes from the row in hand, its predecessor's from one lookup.
     matched_scored AS MATERIALIZED (
       SELECT x.id, x.session_id, x.seq, ${lexicalOf('x')} AS lexical,
@@ -217,15 +257,18 @@ export function recallCandidates(q: CandidateQuery): RawBuilder<CandidateRow> {
     context AS MATERIALIZED (
       SELECT r.id, ${lexicalOf('r')} AS lexical,
         coalesce(${lexicalOf('pv')}, 0)::float8 AS previous_lexical,
+        coalesce((SELECT sl.lexical FROM session_lexical AS sl WHERE sl.session_id = r.session_id), 0)::float8
+          AS session_lexical,
         pv.id AS prev_id,
         (SELECT nx.id FROM (${neighbour('r', 'next')}) AS nx) AS next_id
       FROM candidates AS c CROSS JOIN LATERAL ${byId('c.id')} AS r
       LEFT JOIN LATERAL (${neighbour('r', 'prev')}) AS pv ON true
     ),
     needed AS MATERIALIZED (
-      SELECT c.id, true AS candidate, c.lexical, c.previous_lexical, c.prev_id, c.next_id FROM context AS c
+      SELECT c.id, true AS candidate, c.lexical, c.previous_lexical, c.session_lexical, c.prev_id, c.next_id
+      FROM context AS c
       UNION ALL
-      SELECT x.id, false, 0::float8, 0::float8, NULL::uuid, NULL::uuid FROM (
+      SELECT x.id, false, 0::float8, 0::float8, 0::float8, NULL::uuid, NULL::uuid FROM (
         SELECT prev_id AS id FROM context WHERE prev_id IS NOT NULL
         UNION SELECT next_id FROM context WHERE next_id IS NOT NULL
       ) AS x WHERE x.id NOT IN (SELECT id FROM candidates)
@@ -233,13 +276,11 @@ export function recallCandidates(q: CandidateQuery): RawBuilder<CandidateRow> {
     query_vector AS MATERIALIZED (
       SELECT ${queryVector(q.dimensions, q.embedding)} AS v
     )
-    SELECT n.id, n.candidate, n.lexical, n.previous_lexical, n.prev_id, n.next_id, r.*
+    SELECT n.id, n.candidate, n.lexical, n.previous_lexical, n.session_lexical, n.prev_id, n.next_id, r.*
     FROM needed AS n
     CROSS JOIN LATERAL (
       SELECT ${cosineDistanceTo(q.dimensions, sql`(SELECT v FROM query_vector)`)}::float8 AS distance,
-        m.binding, m.confidence, m.decay_rate, m.last_reinforced_at,
-        m.metadata->>'speaker' AS metadata_speaker,
-        left(m.content, ${sql.lit(q.headChars)}) AS head
+        ${memoryColumns(q)}
       FROM memories AS m
       WHERE m.tenant_id = ${tenant} AND m.id = n.id
       -- One row per id anyway; the LIMIT keeps this a lookup per row, which a plan made without

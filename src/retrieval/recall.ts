@@ -18,6 +18,7 @@ import { effectiveConfidence } from '../domain/decay.js';
 import { outageError } from '../errors.js';
 import { FUSION, fuse, type ScoreDetails } from './fusion.js';
 import { namedSpeakers, SPEAKER_HEAD_CHARS, speakerKey, speakerOf } from './speakers.js';
+import { asksAboutTime, TIME_EXPRESSION } from './time-cue.js';
 
 export interface RecallInput {
   agentId: string;
@@ -256,6 +257,7 @@ function partQuery(
     previousLexicalShare: FUSION.previousLexicalShare,
     bm25: FUSION.bm25,
     headChars: SPEAKER_HEAD_CHARS,
+    timeExpression: TIME_EXPRESSION,
   };
 }
 
@@ -392,11 +394,28 @@ async function recallOn(
         return d === undefined ? [] : [d];
       });
 
+    // The two best distances of each session among the rows read: a memory's session score is the
+    // best of the others, so the second best when it is the best itself.
+    const sessionBest = new Map<string, { id: string; best: number; second: number }>();
+    for (const r of fetched) {
+      if (r.session_id === null) continue;
+      const s = sessionBest.get(r.session_id);
+      if (!s) sessionBest.set(r.session_id, { id: r.id, best: r.distance, second: Infinity });
+      else if (r.distance < s.best) sessionBest.set(r.session_id, { id: r.id, best: r.distance, second: s.best });
+      else if (r.distance < s.second) s.second = r.distance;
+    }
+    const sessionDistance = (c: CandidateRow): number | null => {
+      const s = c.session_id === null ? undefined : sessionBest.get(c.session_id);
+      const d = s === undefined ? Infinity : s.id === c.id ? s.second : s.best;
+      return Number.isFinite(d) ? d : null;
+    };
+
     const speakers = new Map(candidates.map((c) => [c.id, speakerOf(c.metadata_speaker, c.head)]));
     const asked = namedSpeakers(
       input.query,
       [...speakers.values()].filter((s) => s !== null),
     );
+    const timeQuestion = asksAboutTime(input.query);
     const scored = fuse(
       candidates,
       (c) => {
@@ -404,9 +423,13 @@ async function recallOn(
         return {
           distance: c.distance,
           neighbourDistances: neighbourDistances(c),
+          sessionDistance: sessionDistance(c),
           lexical: c.lexical,
           previousLexical: c.previous_lexical,
+          sessionLexical: c.session_lexical,
           otherSpeaker: asked.size > 0 && speaker !== null && !asked.has(speakerKey(speaker)),
+          timeCue: timeQuestion && c.holds_time,
+          lexemes: c.lexemes,
           binding: c.binding,
           effectiveConfidence: effectiveConfidence(c.confidence, c.decay_rate, c.last_reinforced_at, now),
           lastReinforcedAt: c.last_reinforced_at,

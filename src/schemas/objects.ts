@@ -48,6 +48,9 @@ export const ScoreDetailsObject = z.object({
   lexical: z.number().describe('Full-text rank, divided by the best candidate rank'),
   confidence: z.number().describe('Effective (decayed) confidence'),
   recency: z.number().describe('Boost factor for recently reinforced session and anchored memories'),
+  prior: z
+    .number()
+    .describe("Factor from the memory's length and, for a question about time, whether it states a time"),
 });
 
 export const RecallResultObject = MemoryObject.extend({ score: z.number(), score_details: ScoreDetailsObject });

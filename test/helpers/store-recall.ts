@@ -14,7 +14,13 @@ export interface RecalledMemory {
   agent_id: string;
   content: string;
   score: number;
-  score_details: { semantic: number; lexical: number; confidence: number; recency: number };
+  score_details: {
+    semantic: number;
+    lexical: number;
+    confidence: number;
+    recency: number;
+    prior: number;
+  };
 }
 
 function expectStatus(res: { status: number; body: unknown }, status: number, what: string): void {

@@ -39,7 +39,7 @@ describe(`recall ranking on ${engine}`, () => {
     const scores = results.map((r) => r.score);
     expect(scores).toEqual([...scores].sort((x, y) => y - x));
     for (const r of results) {
-      const { semantic, lexical, confidence, recency } = r.score_details;
+      const { semantic, lexical, confidence, recency, prior } = r.score_details;
       for (const part of [semantic, lexical, confidence]) {
         expect(part).toBeGreaterThanOrEqual(0);
         expect(part).toBeLessThanOrEqual(1);
@@ -48,7 +48,8 @@ describe(`recall ranking on ${engine}`, () => {
       // The parts are the ones the score is made of (src/retrieval/fusion.ts).
       const relevance = FUSION.semanticWeight * semantic + FUSION.lexicalWeight * lexical;
       const weight = 1 - FUSION.confidenceInfluence + FUSION.confidenceInfluence * confidence;
-      expect(r.score).toBeCloseTo(relevance * weight * recency, 10);
+      expect(prior).toBeGreaterThan(0);
+      expect(r.score).toBeCloseTo(relevance * prior * weight * recency, 10);
     }
     const byId = new Map(results.map((r) => [r.id, r.score_details]));
     // Anchored, reinforced a week (one half-life) ago: half the boost and decayed confidence.

@@ -1,13 +1,17 @@
 /**
  * Recall quality on LoCoMo, through the real domain core (bench/README.md has the metric).
- *   npm run eval:locomo -- --data FILE --qrels FILE [--json]
+ *   npm run eval:locomo -- --data FILE --qrels FILE [--json] [--dump FILE] [--ablations] [--set NAME=VALUE]…
  *
  * Every turn of a conversation is stored as one memory anchored to a subject named by the
  * conversation's sample_id, content "<speaker>: <text> (<session date>)", inside one session per
  * LoCoMo session (metadata: speaker, session date, turn id). Then each question of categories 1–4
  * recalls for its subject. Uses an in-memory embedded database unless DATABASE_URL is set (then it
  * writes a throwaway tenant); the embedder is the configured one (EMBEDDER, default `local`).
- * With --json, the last line of stdout is one JSON object with every figure.
+ * With --json, the last line of stdout is one JSON object with every figure. --dump writes every
+ * question with its evidence and its ranked memories (turn ids, score, score_details) as JSON, for
+ * the study of misses. --ablations recalls every question again with each part of the ranking
+ * switched off (its FUSION constant set to 0) and prints recall@10 for each. --set changes a FUSION
+ * constant for the whole run (a number; repeatable), to see how much a figure depends on it.
  */
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -21,12 +25,30 @@ import { storeMemory } from '../../src/domain/store.js';
 import { createTenant } from '../../src/domain/tenants.js';
 import { startCore } from '../../src/start-core.js';
 import { recall } from '../../src/retrieval/recall.js';
+import { FUSION, type Fusion } from '../../src/retrieval/fusion.js';
 import { mean, METRICS, percentile, scoreQuestion, type QuestionScores } from './metrics.js';
 
-const USAGE = 'usage: npm run eval:locomo -- --data FILE --qrels FILE [--json]';
+const USAGE =
+  'usage: npm run eval:locomo -- --data FILE --qrels FILE [--json] [--dump FILE] [--ablations] [--set NAME=VALUE]…';
 const AGENT = 'locomo-eval';
 const K = 20;
 const CATEGORY_NAMES: Record<number, string> = { 1: 'multi-hop', 2: 'temporal', 3: 'open-domain', 4: 'single-hop' };
+
+/** The parts of the ranking that --ablations switches off, one at a time, each by its FUSION constants. */
+const PARTS: Record<string, Partial<Fusion>> = {
+  'lexical share of the turn before': { previousLexicalShare: 0 },
+  'session lexical score': { sessionLexicalShare: 0 },
+  "neighbours' similarity": { neighbourSemanticShare: 0 },
+  "session's similarity": { sessionSemanticShare: 0 },
+  'speaker field': { otherSpeakerPenalty: 0 },
+  'time cue': { timeCueBoost: 0 },
+  'length prior': { lengthPriorWeight: 0 },
+};
+
+/** FUSION's numeric constants, the ones --set may change. */
+type NumericConstant = { [K in keyof Fusion]: Fusion[K] extends number ? K : never }[keyof Fusion];
+const isConstant = (name: string): name is NumericConstant =>
+  Object.hasOwn(FUSION, name) && typeof FUSION[name as keyof Fusion] === 'number';
 
 const Turn = z.object({ speaker: z.string(), dia_id: z.string(), text: z.string() });
 const Sample = z.object({
@@ -80,6 +102,9 @@ const { values } = parseArgs({
     data: { type: 'string' },
     qrels: { type: 'string' },
     json: { type: 'boolean', default: false },
+    dump: { type: 'string' },
+    ablations: { type: 'boolean', default: false },
+    set: { type: 'string', multiple: true, default: [] },
     help: { type: 'boolean', default: false },
   },
 });
@@ -88,6 +113,12 @@ if (values.help) {
   process.exit(0);
 }
 if (!values.data || !values.qrels) fail('--data and --qrels are required');
+for (const assignment of values.set) {
+  const [name = '', value = ''] = assignment.split('=');
+  const n = Number(value);
+  if (!isConstant(name) || value.trim() === '' || !Number.isFinite(n)) fail(`--set ${assignment}: not NAME=NUMBER`);
+  FUSION[name] = n;
+}
 
 const samples = z.array(Sample).parse(readJson(values.data));
 const qrels = fs
@@ -150,31 +181,65 @@ try {
   const storeSeconds = (performance.now() - storeStart) / 1000;
   storing.end();
 
-  const perQuestion: { category: number; scores: QuestionScores }[] = [];
-  const latencies: number[] = [];
-  const recalling = progressBar('recall');
-  let unknownEvidence = 0;
-  for (const [i, q] of questions.entries()) {
-    const evidence = new Set(q.evidence.map((id) => `${q.sample_id}/${id}`));
-    for (const e of evidence) if (!memoryOf.has(e)) unknownEvidence++;
-    const started = performance.now();
-    const results = await recall(core, actor, {
-      agentId: AGENT,
-      query: q.question,
-      anchor: { anchorExternalId: q.sample_id },
-      limit: K,
-      includeSuperseded: false,
-    });
-    latencies.push(performance.now() - started);
-    const ranked = results.map((r) => turnsOf.get(r.id) ?? []);
-    const relevantMemories = new Set([...evidence].flatMap((e) => memoryOf.get(e) ?? [])).size;
-    perQuestion.push({ category: q.category, scores: scoreQuestion(ranked, evidence, relevantMemories) });
-    recalling.update(i + 1, questions.length);
+  interface Recalled {
+    category: number;
+    scores: QuestionScores;
+    dump: unknown;
   }
-  recalling.end();
+  /** Recalls every question with the ranking as FUSION stands. */
+  const recallAll = async (label: string, latencies: number[]): Promise<Recalled[]> => {
+    const recalled: Recalled[] = [];
+    const recalling = progressBar(label);
+    for (const [i, q] of questions.entries()) {
+      const evidence = new Set(q.evidence.map((id) => `${q.sample_id}/${id}`));
+      const started = performance.now();
+      const results = await recall(core, actor, {
+        agentId: AGENT,
+        query: q.question,
+        anchor: { anchorExternalId: q.sample_id },
+        limit: K,
+        includeSuperseded: false,
+      });
+      latencies.push(performance.now() - started);
+      const ranked = results.map((r) => turnsOf.get(r.id) ?? []);
+      const relevantMemories = new Set([...evidence].flatMap((e) => memoryOf.get(e) ?? [])).size;
+      const scores = scoreQuestion(ranked, evidence, relevantMemories);
+      const dump = {
+        sample_id: q.sample_id,
+        question: q.question,
+        category: q.category,
+        evidence: q.evidence,
+        'recall@10': scores['recall@10'],
+        ranked: results.map((r) => ({
+          turns: (turnsOf.get(r.id) ?? []).map((t) => t.slice(q.sample_id.length + 1)),
+          content: r.content,
+          score: r.score,
+          score_details: r.score_details,
+        })),
+      };
+      recalled.push({ category: q.category, scores, dump });
+      recalling.update(i + 1, questions.length);
+    }
+    recalling.end();
+    return recalled;
+  };
+
+  let unknownEvidence = 0;
+  for (const q of questions) for (const id of q.evidence) if (!memoryOf.has(`${q.sample_id}/${id}`)) unknownEvidence++;
+  const latencies: number[] = [];
+  const perQuestion = await recallAll('recall', latencies);
+  if (values.dump)
+    fs.writeFileSync(
+      values.dump,
+      `${JSON.stringify(
+        perQuestion.map((r) => r.dump),
+        null,
+        1,
+      )}\n`,
+    );
   latencies.sort((a, b) => a - b);
 
-  const summarize = (rows: typeof perQuestion) =>
+  const summarize = (rows: readonly Recalled[]) =>
     Object.fromEntries(METRICS.map((m) => [m, mean(rows.map((r) => r.scores[m]))])) as unknown as QuestionScores;
   const overall = summarize(perQuestion);
   const categories = [...new Set(perQuestion.map((r) => r.category))].sort();
@@ -210,6 +275,34 @@ try {
   );
   out.push(`recall   p50 ${p50.toFixed(1)} ms, p95 ${p95.toFixed(1)} ms (${latencies.length} recalls, limit ${K})`);
   if (unknownEvidence > 0) out.push(`warning  ${unknownEvidence} evidence ids name no stored turn`);
+  const ablations: Record<string, Record<string, number>> = {};
+  if (values.ablations) {
+    out.push('');
+    out.push(
+      `| ${'switched off'.padEnd(32)} | recall@10 | ${categories.map((c) => `${c} ${CATEGORY_NAMES[c] ?? ''}`.padStart(13)).join(' | ')} |`,
+    );
+    out.push(`|${'-'.repeat(34)}|${'-'.repeat(10)}:|${categories.map(() => `${'-'.repeat(14)}:`).join('|')}|`);
+    const row = (label: string, rows: readonly Recalled[]) => {
+      const byCategory = categories.map((c) => summarize(rows.filter((r) => r.category === c))['recall@10']);
+      out.push(
+        `| ${label.padEnd(32)} | ${f3(summarize(rows)['recall@10']).padStart(9)} | ${byCategory.map((v) => f3(v).padStart(13)).join(' | ')} |`,
+      );
+      ablations[label] = {
+        'recall@10': summarize(rows)['recall@10'],
+        ...Object.fromEntries(categories.map((c, i) => [String(c), byCategory[i] ?? 0])),
+      };
+    };
+    row('nothing', perQuestion);
+    for (const [part, off] of Object.entries(PARTS)) {
+      const saved = { ...FUSION };
+      Object.assign(FUSION, off);
+      try {
+        row(part, await recallAll(part.slice(0, 6).padEnd(6), []));
+      } finally {
+        Object.assign(FUSION, saved);
+      }
+    }
+  }
   process.stdout.write(`${out.join('\n')}\n`);
   if (values.json) {
     const round = (n: number) => Math.round(n * 10000) / 10000;
@@ -227,6 +320,7 @@ try {
       recall_p95_ms: round(p95),
       engine: running.engine,
       embedder: core.embedder.id,
+      ...(values.ablations ? { ablations } : {}),
     };
     process.stdout.write(`${JSON.stringify(summary)}\n`);
   }
