@@ -41,8 +41,9 @@ export const FUSION: Fusion = {
    * Share of its session's BM25, the session taken as one document (the idf of every query term some
    * memory of the session holds), that a memory adds to its own: a conversation answers a question
    * over several turns, and the turn that holds the answer often shares no word with the question.
+   * The same share as the turn before lends: both are the context the turn was said in.
    */
-  sessionLexicalShare: 0.25,
+  sessionLexicalShare: 0.5,
   /** Share of the better similarity of its two session neighbours that a memory adds to its own. */
   neighbourSemanticShare: 0.25,
   /**

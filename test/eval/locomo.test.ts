@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -73,6 +73,60 @@ describe('npm run eval:locomo', () => {
     expect(summary['recall@20']).toBe(1);
     expect(stdout).toMatch(/\| all +\| +3 \|/);
     expect(stderr).toMatch(/recall +\[#+\] 3\/3/);
+  });
+
+  it('dumps every question with its ranking, and recalls again with each part of the ranking off', async () => {
+    const dump = join(dir, 'dump.json');
+    const { stdout } = await run(
+      TSX,
+      [
+        'tools/eval/locomo.ts',
+        '--data',
+        join(dir, 'data.json'),
+        '--qrels',
+        join(dir, 'qrels.jsonl'),
+        '--json',
+        '--dump',
+        dump,
+        '--ablations',
+        '--set',
+        'timeCueBoost=0.3',
+      ],
+      { env: childEnv({}), timeout: 120_000 },
+    );
+    const questions = JSON.parse(await readFile(dump, 'utf8')) as {
+      question: string;
+      category: number;
+      evidence: string[];
+      ranked: { turns: string[]; score: number; score_details: Record<string, number> }[];
+    }[];
+    expect(questions.map((q) => q.question)).toEqual(qrels.slice(0, 3).map((q) => q.question));
+    expect(questions[1]?.evidence).toEqual(['D1:2', 'D2:1']);
+    // Every stored turn comes back (five memories, limit 20), ranked, with the parts of its score.
+    expect(questions[0]?.ranked.flatMap((r) => r.turns).sort()).toEqual(['D1:1', 'D1:2', 'D1:3', 'D2:1', 'D2:2']);
+    expect(Object.keys(questions[0]?.ranked[0]?.score_details ?? {})).toEqual(
+      expect.arrayContaining(['semantic', 'lexical', 'prior']),
+    );
+    const lines = stdout.trim().split('\n');
+    const summary = JSON.parse(lines[lines.length - 1] ?? '');
+    expect(Object.keys(summary.ablations)).toEqual([
+      'nothing',
+      'lexical share of the turn before',
+      'session lexical score',
+      "neighbours' similarity",
+      "session's similarity",
+      'speaker field',
+      'time cue',
+      'length prior',
+    ]);
+    expect(summary.ablations.nothing['recall@10']).toBe(summary['recall@10']);
+    expect(stdout).toMatch(/\| time cue +\| +\d\.\d{3} \|/);
+  });
+
+  it('refuses a --set that names no constant of the ranking', async () => {
+    const args = ['--data', join(dir, 'data.json'), '--qrels', join(dir, 'qrels.jsonl'), '--set', 'nonsense=1'];
+    const failed = await run(TSX, ['tools/eval/locomo.ts', ...args], { env: childEnv({}) }).catch((e: unknown) => e);
+    expect(failed).toMatchObject({ code: 2, stderr: expect.stringMatching(/--set nonsense=1: not NAME=NUMBER/) });
   });
 
   it('refuses to run without its files, saying how to call it', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FUSION, priorFactor } from '../../src/retrieval/fusion.js';
+import { contextualSimilarity, FUSION, priorFactor } from '../../src/retrieval/fusion.js';
 import { asksAboutTime } from '../../src/retrieval/time-cue.js';
 import { engine, newTenant, testApi } from '../helpers/harness.js';
 import { recall, startSession, storeMemory } from '../helpers/store-recall.js';
@@ -51,7 +51,7 @@ describe(`ranking by context on ${engine}`, () => {
     expect(untimed[0]?.id).toBe(what);
   });
 
-  it('tells a question about time from one that is not', () => {
+  it('tells a question about time from one that is not, and weighs context and length', () => {
     for (const q of [
       'When did Caroline go to the parade?',
       'How long has Mel been married?',
@@ -61,6 +61,10 @@ describe(`ranking by context on ${engine}`, () => {
     expect(asksAboutTime('Where was Caroline in June 2023?')).toBe(true);
     for (const q of ['What instrument does Ben play?', 'Who supports Caroline?', 'What may Ana adopt?'])
       expect(asksAboutTime(q), q).toBe(false);
+    // A memory's similarity takes a share of its better neighbour's and of the best in its session.
+    const alone = contextualSimilarity({ distance: 0.6, neighbourDistances: [], sessionDistance: null });
+    const inSession = contextualSimilarity({ distance: 0.6, neighbourDistances: [0.8], sessionDistance: 0.2 });
+    expect(inSession - alone).toBeCloseTo(FUSION.neighbourSemanticShare * 0.2 + FUSION.sessionSemanticShare * 0.8, 10);
     // The length prior grows with the memory's length, from 1 − w towards 1.
     const short = priorFactor({ lexemes: 2, timeCue: false });
     const long = priorFactor({ lexemes: 20, timeCue: false });
