@@ -30,14 +30,15 @@ export function scanCandidates(q: ScanCandidateQuery): RawBuilder<CandidateRow> 
       ${scope.select(cosineDistanceTo(q.dimensions, sql`(SELECT v FROM query_vector)`).as('distance'))}
     ),
     ${weights},
-    ${sessionLexicalCte('scoped')},
     scored AS MATERIALIZED (
-      SELECT s.id, s.session_id, s.distance, ${lexicalOf('s')} AS lexical,
+      SELECT s.id, s.session_id, s.search, s.distance, ${lexicalOf('s')} AS lexical,
         ${inSession(sql`lag(s.id) OVER w`)}::uuid AS prev_id,
         ${inSession(sql`lead(s.id) OVER w`)}::uuid AS next_id
       FROM scoped AS s
       WINDOW w AS (PARTITION BY s.session_id ORDER BY s.seq)
     ),
+    -- Only the memories that hold a query term are matched again, term by term.
+    ${sessionLexicalCte('scored', sql<boolean>`s.lexical > 0`)},
     context AS MATERIALIZED (
       SELECT c.id, c.distance, c.lexical, coalesce(p.lexical, 0)::float8 AS previous_lexical,
         coalesce(sl.lexical, 0)::float8 AS session_lexical, c.prev_id, c.next_id

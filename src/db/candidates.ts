@@ -119,16 +119,17 @@ export function bm25Weights(q: Pick<CandidateQuery, 'tenantId' | 'units' | 'stat
 }
 
 /**
- * The session BM25 of every session among the rows of `source` (a CTE with session_id and search):
- * the sum of the idf of the query terms some row of the session holds. Needs bm25Weights' CTEs.
+ * The session BM25 of every session among the rows of `source` (a CTE with session_id and search)
+ * that `holdsTerm` keeps: the sum of the idf of the query terms some row of the session holds.
+ * Needs bm25Weights' CTEs.
  */
-export function sessionLexicalCte(source: string) {
+export function sessionLexicalCte(source: string, holdsTerm: RawBuilder<boolean> = sql<boolean>`true`) {
   const from = sql.table(source);
   return sql`session_lexical AS MATERIALIZED (
       SELECT x.session_id, sum(w.idf[x.k])::float8 AS lexical
       FROM (
         SELECT DISTINCT s.session_id, t.k FROM ${from} AS s, terms AS t
-        WHERE s.session_id IS NOT NULL AND s.search @@ t.q
+        WHERE s.session_id IS NOT NULL AND ${holdsTerm} AND s.search @@ t.q
       ) AS x, weights AS w
       GROUP BY x.session_id
     )`;
