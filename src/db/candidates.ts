@@ -36,10 +36,8 @@ export interface CandidateQuery {
   /** Share of the previous memory's BM25 that counts toward a memory's (FUSION.previousLexicalShare). */
   previousLexicalShare: number;
   bm25: Bm25Parameters;
-  /** How much of each candidate's content to return (enough for a speaker's label). */
+  /** How much of each candidate's content to return (enough for a speaker's label and the time cue). */
   headChars: number;
-  /** A POSIX regular expression (case-insensitive) for a time expression in a memory's content. */
-  timeExpression: string;
 }
 
 export interface CandidateRow {
@@ -70,8 +68,6 @@ export interface CandidateRow {
   head: string;
   /** Distinct lexemes of its text (the length of its tsvector). */
   lexemes: number;
-  /** Its content holds a time expression (CandidateQuery.timeExpression). */
-  holds_time: boolean;
 }
 
 const positive = (n: number, what: string): number => {
@@ -136,12 +132,11 @@ export function sessionLexicalCte(source: string, holdsTerm: RawBuilder<boolean>
 }
 
 /** What fusion reads of a memory row `m` besides its scores (CandidateRow). */
-export function memoryColumns(q: Pick<CandidateQuery, 'headChars' | 'timeExpression'>) {
+export function memoryColumns(q: Pick<CandidateQuery, 'headChars'>) {
   return sql`m.binding, m.session_id, m.confidence, m.decay_rate, m.last_reinforced_at,
         m.metadata->>'speaker' AS metadata_speaker,
         left(m.content, ${sql.lit(q.headChars)}) AS head,
-        length(m.search)::int AS lexemes,
-        (m.content ~* ${sql.lit(q.timeExpression)}) AS holds_time`;
+        length(m.search)::int AS lexemes`;
 }
 
 /**

@@ -18,7 +18,7 @@ import { effectiveConfidence } from '../domain/decay.js';
 import { outageError } from '../errors.js';
 import { FUSION, fuse, type ScoreDetails } from './fusion.js';
 import { namedSpeakers, SPEAKER_HEAD_CHARS, speakerKey, speakerOf } from './speakers.js';
-import { asksAboutTime, TIME_EXPRESSION } from './time-cue.js';
+import { asksAboutTime, statesTime, TIME_CUE_CHARS } from './time-cue.js';
 
 export interface RecallInput {
   agentId: string;
@@ -256,8 +256,7 @@ function partQuery(
     lexicalDepth: depth,
     previousLexicalShare: FUSION.previousLexicalShare,
     bm25: FUSION.bm25,
-    headChars: SPEAKER_HEAD_CHARS,
-    timeExpression: TIME_EXPRESSION,
+    headChars: Math.max(SPEAKER_HEAD_CHARS, TIME_CUE_CHARS),
   };
 }
 
@@ -428,7 +427,7 @@ async function recallOn(
           previousLexical: c.previous_lexical,
           sessionLexical: c.session_lexical,
           otherSpeaker: asked.size > 0 && speaker !== null && !asked.has(speakerKey(speaker)),
-          timeCue: timeQuestion && c.holds_time,
+          timeCue: timeQuestion && statesTime(c.head),
           lexemes: c.lexemes,
           binding: c.binding,
           effectiveConfidence: effectiveConfidence(c.confidence, c.decay_rate, c.last_reinforced_at, now),

@@ -101,7 +101,7 @@ describe(`MCP in-process on ${engine}`, () => {
     expect(ids).not.toContain(other.id);
     for (const r of results) {
       expect(typeof r.score).toBe('number');
-      expect(Object.keys(r.score_details).sort()).toEqual(['confidence', 'lexical', 'recency', 'semantic']);
+      expect(Object.keys(r.score_details).sort()).toEqual(['confidence', 'lexical', 'prior', 'recency', 'semantic']);
     }
     expect(text(result)).toMatch(/^4 memories, best first:/);
     expect(text(result)).toContain('[subject customer-7] Contact by phone after 5 pm');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { contextualSimilarity, FUSION, priorFactor } from '../../src/retrieval/fusion.js';
-import { asksAboutTime } from '../../src/retrieval/time-cue.js';
+import { asksAboutTime, statesTime } from '../../src/retrieval/time-cue.js';
 import { engine, newTenant, testApi } from '../helpers/harness.js';
 import { recall, startSession, storeMemory } from '../helpers/store-recall.js';
 
@@ -61,6 +61,10 @@ describe(`ranking by context on ${engine}`, () => {
     expect(asksAboutTime('Where was Caroline in June 2023?')).toBe(true);
     for (const q of ['What instrument does Ben play?', 'Who supports Caroline?', 'What may Ana adopt?'])
       expect(asksAboutTime(q), q).toBe(false);
+    for (const t of ['We met two years ago.', 'Since 2016, yes', 'See you on Saturday!', 'It was last summer.'])
+      expect(statesTime(t), t).toBe(true);
+    // A date stamp alone is no time expression: every memory of a store might carry one.
+    for (const t of ['Lovely! (8 May 2023)', 'I may go, says the timetable.']) expect(statesTime(t), t).toBe(false);
     // A memory's similarity takes a share of its better neighbour's and of the best in its session.
     const alone = contextualSimilarity({ distance: 0.6, neighbourDistances: [], sessionDistance: null });
     const inSession = contextualSimilarity({ distance: 0.6, neighbourDistances: [0.8], sessionDistance: 0.2 });

@@ -45,7 +45,6 @@ const view = (r: CandidateRow) => ({
   prev_id: r.prev_id,
   next_id: r.next_id,
   lexemes: r.lexemes,
-  holds_time: r.holds_time,
   head: r.head,
 });
 
