@@ -192,6 +192,7 @@ function RecallBox({ anchor, identity }) {
                   <th scope="col" class="num">Semantic</th>
                   <th scope="col" class="num">Lexical</th>
                   <th scope="col" class="num">Confidence</th>
+                  <th scope="col" class="num">Prior</th>
                   <th scope="col" class="num">Recency</th>
                 </tr>
               </thead>
@@ -209,12 +210,15 @@ function RecallBox({ anchor, identity }) {
                       <td class="num">${num(r.score_details.semantic, 3)}</td>
                       <td class="num">${num(r.score_details.lexical, 3)}</td>
                       <td class="num">${num(r.score_details.confidence, 3)}</td>
+                      <td class="num">${num(r.score_details.prior, 3)}</td>
                       <td class="num">${num(r.score_details.recency, 3)}</td>
                     </tr>`,
                 )}
               </tbody>
             </table>
-            <p class="muted">score = (0.5 × semantic + 0.5 × lexical) × (0.5 + 0.5 × confidence) × recency</p>`)
+            <p class="muted">
+              score = (0.5 × semantic + 0.5 × lexical) × prior × (0.5 + 0.5 × confidence) × recency
+            </p>`)
     }
   </section>`;
 }
