@@ -233,9 +233,10 @@ describe(`recall's cost on ${engine}`, () => {
     }
   });
 
-  it('finds the memories holding two query words when each word is too common to fetch alone', async () => {
+  /** A subject of this test's tenant as recall sees it, with a query's vector and the scope's statistics. */
+  async function subject(externalId: string, text: string) {
     const { core } = api;
-    const anchor = await upsertAnchor(core.db, tenant.tenantId, core.clock(), { externalId: 'big-subject' });
+    const anchor = await upsertAnchor(core.db, tenant.tenantId, core.clock(), { externalId });
     const scope: RecallScope = {
       tenantId: tenant.tenantId,
       agentId: 'agent-1',
@@ -243,9 +244,14 @@ describe(`recall's cost on ${engine}`, () => {
       sessionId: null,
       includeSuperseded: false,
     };
-    const text = 'invoice kitchen';
     const [embedding] = await core.embedder.embed([text], { kind: 'query' });
     const [stats] = await readScopeStats(core.db, tenant.tenantId, [scopeUnits(scope, 'subject')]);
+    return { anchor, scope, text, embedding, stats };
+  }
+
+  it('finds the memories holding two query words when each word is too common to fetch alone', async () => {
+    const { core } = api;
+    const { anchor, scope, text, embedding, stats } = await subject('big-subject', 'invoice kitchen');
     const holding = (word: string) =>
       core.db
         .selectFrom('memories')
@@ -296,17 +302,7 @@ describe(`recall's cost on ${engine}`, () => {
 
   it('runs the prepared statements of a small scope, with their generic plans, through the scope', async () => {
     const { core } = api;
-    const anchor = await upsertAnchor(core.db, tenant.tenantId, core.clock(), { externalId: 'small-subject' });
-    const scope: RecallScope = {
-      tenantId: tenant.tenantId,
-      agentId: 'agent-1',
-      anchorId: anchor.id,
-      sessionId: null,
-      includeSuperseded: false,
-    };
-    const text = 'billing address for the hotel booking';
-    const [embedding] = await core.embedder.embed([text], { kind: 'query' });
-    const [stats] = await readScopeStats(core.db, tenant.tenantId, [scopeUnits(scope, 'subject')]);
+    const { scope, text, embedding, stats } = await subject('small-subject', 'billing address for the hotel booking');
     expect(stats?.docs).toBe(SMALL);
     expect(SMALL).toBeLessThanOrEqual(PREPARED_SCOPE_MAX);
     const dims = core.embedder.dimensions;
