@@ -7,10 +7,11 @@ import type { Db } from './connect.js';
  * forced (src/db/connect.ts), so that the server parses and plans each of them once per connection
  * instead of on every recall: planning the candidate statement cost more than running it (1.3 ms of
  * bind against 0.4 ms of execution for a typical subject). A plan made without the values must
- * still find its rows by index: a marked statement looks rows up per candidate (LATERAL … LIMIT 1)
- * rather than joining, which such a plan would do over the whole tenant. Only statements whose text is the same for every call may be marked (values go
- * in parameters, lists in arrays), or every call would add a statement to each connection's cache.
- * PGlite runs them as any other statement: the mark is a comment.
+ * still reach its rows by index: a marked statement looks rows up by whole keys (LATERAL … LIMIT 1)
+ * rather than joining, which such a plan would do over the whole tenant. Only statements whose text
+ * is the same for every call may be marked (values go in parameters, lists in arrays), or every
+ * call would add a statement to each connection's cache. PGlite runs them as any other statement:
+ * the mark is a comment.
  */
 const MARK = '/* prepared */ ';
 
