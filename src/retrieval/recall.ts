@@ -217,7 +217,7 @@ async function rankParts(
   const rows: CandidateRow[] = [];
   if (small.length > 0) {
     const scans = small.map(
-      (p) => sql`SELECT x.* FROM (${scanQuery(db, dimensions, scope, p.part, p.stats, text, embedding, p.depth)}) AS x`,
+      (p) => sql`SELECT x.* FROM (${scanQuery({ db, dimensions, scope, text, embedding, ...p })}) AS x`,
     );
     const statement = sql<CandidateRow>`${sql.join(scans, sql` UNION ALL `)}`;
     rows.push(...(await executePrepared(db, statement.compile(db))).rows);
@@ -228,32 +228,36 @@ async function rankParts(
     // The HNSW settings are local to a transaction, so that they end with it.
     const nearest = plan === 'hnsw' ? await db.transaction().execute(neighbours) : await neighbours(db);
     const ids = nearest.map((r) => r.id);
-    const candidates = candidatesQuery(db, dimensions, scope, p.part, p.stats, text, embedding, p.depth, ids);
+    const candidates = candidatesQuery({ db, dimensions, scope, text, embedding, ...p }, ids);
     rows.push(...(await candidates.execute(db)).rows);
   }
   return rows;
 }
 
+/** One part of a recall's scope to rank: what both candidate statements are built from. */
+export interface PartQuery {
+  db: Db;
+  dimensions: number;
+  scope: RecallScope;
+  part: Part;
+  stats: ScopeStats;
+  text: string;
+  embedding: Float32Array;
+  /** How many candidates each side brings. */
+  depth: number;
+}
+
 /** What both candidate statements take of one part of the scope, with the ranking's constants. */
-function partQuery(
-  trx: Db,
-  dimensions: number,
-  scope: RecallScope,
-  part: Part,
-  stats: ScopeStats,
-  text: string,
-  embedding: Float32Array,
-  depth: number,
-) {
+function partQuery(q: PartQuery) {
   return {
-    scope: () => trx.selectFrom('memories as m').where((eb) => scopeFilter(eb, scope, part)),
-    tenantId: scope.tenantId,
-    units: scopeUnits(scope, part),
-    stats,
-    text,
-    embedding,
-    dimensions,
-    lexicalDepth: depth,
+    scope: () => q.db.selectFrom('memories as m').where((eb) => scopeFilter(eb, q.scope, q.part)),
+    tenantId: q.scope.tenantId,
+    units: scopeUnits(q.scope, q.part),
+    stats: q.stats,
+    text: q.text,
+    embedding: q.embedding,
+    dimensions: q.dimensions,
+    lexicalDepth: q.depth,
     previousLexicalShare: FUSION.previousLexicalShare,
     bm25: FUSION.bm25,
     headChars: Math.max(SPEAKER_HEAD_CHARS, TIME_CUE_CHARS),
@@ -261,39 +265,13 @@ function partQuery(
 }
 
 /** The lexical side and the context of the candidates (src/db/candidates.ts). Exported for EXPLAIN in tests. */
-export function candidatesQuery(
-  trx: Db,
-  dimensions: number,
-  scope: RecallScope,
-  part: Part,
-  stats: ScopeStats,
-  text: string,
-  embedding: Float32Array,
-  depth: number,
-  nearest: readonly string[],
-) {
-  return recallCandidates({
-    ...partQuery(trx, dimensions, scope, part, stats, text, embedding, depth),
-    nearest,
-    lexicalBudget: LEXICAL_BUDGET,
-  });
+export function candidatesQuery(q: PartQuery, nearest: readonly string[]) {
+  return recallCandidates({ ...partQuery(q), nearest, lexicalBudget: LEXICAL_BUDGET });
 }
 
 /** A small scope's candidates, vector side included, in one pass (src/db/candidates-scan.ts). Exported for EXPLAIN in tests. */
-export function scanQuery(
-  trx: Db,
-  dimensions: number,
-  scope: RecallScope,
-  part: Part,
-  stats: ScopeStats,
-  text: string,
-  embedding: Float32Array,
-  depth: number,
-) {
-  return scanCandidates({
-    ...partQuery(trx, dimensions, scope, part, stats, text, embedding, depth),
-    vectorDepth: depth,
-  });
+export function scanQuery(q: PartQuery) {
+  return scanCandidates({ ...partQuery(q), vectorDepth: q.depth });
 }
 
 /** Candidates each side brings per result asked for: enough that fusion can reorder beyond the cut. */

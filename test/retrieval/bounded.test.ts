@@ -262,17 +262,17 @@ describe(`recall's cost on ${engine}`, () => {
         .executeTakeFirstOrThrow();
     // Each word alone is beyond the lexical budget, so a search by rare words alone finds nothing.
     for (const word of ['invoice', 'kitchen']) expect(Number((await holding(word)).n)).toBeGreaterThan(LEXICAL_BUDGET);
-    const { rows } = await candidatesQuery(
-      core.db,
-      core.embedder.dimensions,
+    const part = {
+      db: core.db,
+      dimensions: core.embedder.dimensions,
       scope,
-      'subject',
-      stats!,
+      part: 'subject' as const,
+      stats: stats!,
       text,
-      embedding as Float32Array,
-      50,
-      [],
-    ).execute(core.db);
+      embedding: embedding as Float32Array,
+      depth: 50,
+    };
+    const { rows } = await candidatesQuery(part, []).execute(core.db);
     const lexical = rows.filter((r) => r.candidate && r.lexical > 0);
     expect(lexical.length).toBe(50);
     const contents = await core.db
@@ -309,7 +309,16 @@ describe(`recall's cost on ${engine}`, () => {
     // The statements recall prepares for a small scope: its statistics, then its candidates.
     const statements = [
       scopeStatsQuery(tenant.tenantId, [scopeUnits(scope, 'subject'), scopeUnits(scope, 'canon')]).compile(core.db),
-      scanQuery(core.db, dims, scope, 'subject', stats!, text, embedding as Float32Array, 50).compile(core.db),
+      scanQuery({
+        db: core.db,
+        dimensions: dims,
+        scope,
+        part: 'subject',
+        stats: stats!,
+        text,
+        embedding: embedding as Float32Array,
+        depth: 50,
+      }).compile(core.db),
     ];
     // Marked statements run with a plan made without their values (src/db/connect.ts): that plan
     // must find the scope and its counters by their indexes, not read the tables (which a parameter

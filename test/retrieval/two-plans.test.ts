@@ -78,19 +78,21 @@ describe(`the two candidate statements on ${engine}`, () => {
     for (const text of QUERIES) {
       const [embedding] = await core.embedder.embed([text], { kind: 'query' });
       const query = embedding as Float32Array;
-      const scanned = (await scanQuery(core.db, dims, scope, 'subject', stats!, text, query, depth).execute(core.db))
-        .rows;
+      const part = {
+        db: core.db,
+        dimensions: dims,
+        scope,
+        part: 'subject' as const,
+        stats: stats!,
+        text,
+        embedding: query,
+        depth,
+      };
+      const scanned = (await scanQuery(part).execute(core.db)).rows;
       const nearest = await vectorNeighbours(core.db, dims, scope, 'subject', query, depth, 'exact');
       const looked = (
         await candidatesQuery(
-          core.db,
-          dims,
-          scope,
-          'subject',
-          stats!,
-          text,
-          query,
-          depth,
+          part,
           nearest.map((n) => n.id),
         ).execute(core.db)
       ).rows;
