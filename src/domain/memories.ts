@@ -24,13 +24,13 @@ export type MemoryRow = Omit<
   anchor_external_id: string | null;
 };
 
-export const MEMORY_COLUMNS = [
+/** A memory's own columns, as `memories m` holds them (the export reads these). */
+export const MEMORY_ROW_COLUMNS = [
   'm.id',
   'm.agent_id',
   'm.content',
   'm.binding',
   'm.anchor_id',
-  'e.external_id as anchor_external_id',
   'm.session_id',
   'm.status',
   'm.confidence',
@@ -42,6 +42,9 @@ export const MEMORY_COLUMNS = [
   'm.updated_at',
   'm.last_reinforced_at',
 ] as const;
+
+/** What a Memory is made from: its own columns and its anchor's external id (memoriesWithAnchor). */
+export const MEMORY_COLUMNS = [...MEMORY_ROW_COLUMNS, 'e.external_id as anchor_external_id'] as const;
 
 /** memories m joined to their anchor e, for the external id every Memory carries. */
 export function memoriesWithAnchor(db: Db) {

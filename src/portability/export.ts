@@ -2,6 +2,7 @@ import { sql, type Compilable, type Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { auditColumns } from '../domain/audit.js';
 import type { Core } from '../domain/core.js';
+import { MEMORY_ROW_COLUMNS } from '../domain/memories.js';
 import {
   EXPORT_FORMAT,
   EXPORT_VERSION,
@@ -56,21 +57,7 @@ async function* cursorRows<R>(trx: Trx, name: string, query: Compilable<R>): Asy
 
 const memoryColumns = (trx: Trx) =>
   trx.selectFrom('memories as m').select([
-    'm.id',
-    'm.agent_id',
-    'm.content',
-    'm.binding',
-    'm.anchor_id',
-    'm.session_id',
-    'm.status',
-    'm.confidence',
-    'm.decay_rate',
-    'm.reinforcement_count',
-    'm.superseded_by',
-    'm.metadata',
-    'm.created_at',
-    'm.updated_at',
-    'm.last_reinforced_at',
+    ...MEMORY_ROW_COLUMNS,
     sql<string[]>`coalesce((SELECT json_agg(mm.session_id ORDER BY mm.session_id) FROM memory_mentions mm
         WHERE mm.tenant_id = m.tenant_id AND mm.memory_id = m.id), '[]'::json)`.as('mentioned_in_sessions'),
   ]);
