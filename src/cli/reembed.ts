@@ -1,18 +1,23 @@
 import { parseArgs } from 'node:util';
 import type { Config } from '../config.js';
-import { openDatabase, type DbHandle } from '../db/connect.js';
+import { sql } from 'kysely';
+import { openDatabase, type Db, type DbHandle } from '../db/connect.js';
 import { migrate } from '../db/migrate.js';
 import { dropVectorIndex, vectorIndexDimensions, vectorParam } from '../db/vector.js';
 import type { Embedder } from '../embedding/embedder.js';
 import { EmbeddingError } from '../embedding/http.js';
 import { createEmbedder } from '../embedding/factory.js';
+import { windowText } from '../domain/windows.js';
 import { progressBar } from './progress.js';
 
 /**
  * `agent-memory reembed`: re-embeds every memory whose vector another embedder made, with the
  * configured one, so that a deployment can change EMBEDDER (the server refuses to start on mixed or
- * foreign vectors). Stop the servers first. It works in batches and can be interrupted: a second
- * run carries on with what is left, and the server starts again once nothing is left.
+ * foreign vectors); then embeds the window vector (migration 0008) of every session memory that has
+ * a memory before it and no window: memories stored before 0.7.0, imported ones, corrections, and
+ * those whose window went with a deleted memory. Stop the servers first. It works in batches and can be
+ * interrupted: a second run carries on with what is left, and the server starts again once nothing
+ * is left.
  */
 
 export interface ReembedProgress {
@@ -26,7 +31,7 @@ export async function reembedMemories(
   handle: Pick<DbHandle, 'db'>,
   embedder: Embedder,
   options: { batchSize?: number; onProgress?: (p: ReembedProgress) => void } = {},
-): Promise<{ reembedded: number }> {
+): Promise<{ reembedded: number; windows: number }> {
   const { db } = handle;
   const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
   if (!Number.isInteger(batchSize) || batchSize < 1) throw new RangeError('batch size must be a positive integer');
@@ -37,7 +42,8 @@ export async function reembedMemories(
     .select((eb) => eb.fn.countAll<number>().as('total'))
     .where('embedder', '<>', embedder.id)
     .executeTakeFirstOrThrow();
-  const count = Number(total);
+  // The windows to embed are counted again once the memories are (those it re-embeds lose theirs).
+  const count = Number(total) + (await windowsMissing(db, embedder.id));
   options.onProgress?.({ done: 0, total: count });
   if (count > 0) {
     // An index over vectors of another size would refuse the new ones.
@@ -66,7 +72,8 @@ export async function reembedMemories(
         if (!vector) throw new Error('embedder returned too few vectors');
         await trx
           .updateTable('memories')
-          .set({ embedding: vectorParam(vector), embedder: embedder.id })
+          // Its window was made by the other embedder too: it is embedded again below.
+          .set({ embedding: vectorParam(vector), window_embedding: null, embedder: embedder.id })
           .where('tenant_id', '=', r.tenant_id)
           .where('id', '=', r.id)
           .execute();
@@ -77,9 +84,99 @@ export async function reembedMemories(
     const last = rows[rows.length - 1];
     if (last) after = { tenantId: last.tenant_id, id: last.id };
   }
+  const windows = await windowsMissing(db, embedder.id);
+  if (windows > 0) options.onProgress?.({ done, total: done + windows });
+  const reembedded = done;
+  const filled = await fillWindows(db, embedder, batchSize, (n) => {
+    options.onProgress?.({ done: done + n, total: Math.max(done + windows, done + n) });
+  });
   // Records the embedder and builds the index for its size; refuses if anything was left behind.
   await migrate(db, embedder);
-  return { reembedded: done };
+  return { reembedded, windows: filled };
+}
+
+/** Session memories with a memory before them and no window vector, among those `embedderId` embedded. */
+function missingWindows(db: Db, embedderId: string) {
+  return db
+    .selectFrom('memories as m')
+    .innerJoinLateral(
+      (eb) =>
+        eb
+          .selectFrom('memories as x')
+          .select(['x.id as previous_id', 'x.content as previous'])
+          .whereRef('x.tenant_id', '=', 'm.tenant_id')
+          .whereRef('x.session_id', '=', 'm.session_id')
+          .whereRef('x.seq', '<', 'm.seq')
+          .orderBy('x.seq', 'desc')
+          .limit(1)
+          .as('p'),
+      (join) => join.onTrue(),
+    )
+    .where('m.session_id', 'is not', null)
+    .where('m.window_embedding', 'is', null)
+    .where('m.embedder', '=', embedderId);
+}
+
+async function windowsMissing(db: Db, embedderId: string): Promise<number> {
+  const { n } = await missingWindows(db, embedderId)
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(n);
+}
+
+/** Embeds the missing windows (windows.ts) in (tenant, session, seq) order; returns how many. */
+async function fillWindows(
+  db: Db,
+  embedder: Embedder,
+  batchSize: number,
+  onProgress: (done: number) => void,
+): Promise<number> {
+  let done = 0;
+  let after: { tenantId: string; sessionId: string; seq: number } | null = null;
+  for (;;) {
+    let query = missingWindows(db, embedder.id).select([
+      'm.tenant_id',
+      'm.id',
+      'm.session_id',
+      'm.seq',
+      'm.content',
+      'p.previous_id',
+      'p.previous',
+    ]);
+    if (after) {
+      const { tenantId, sessionId, seq } = after;
+      query = query.where(sql<boolean>`(m.tenant_id, m.session_id, m.seq) > (${tenantId}, ${sessionId}, ${seq})`);
+    }
+    const rows = await query.orderBy('m.tenant_id').orderBy('m.session_id').orderBy('m.seq').limit(batchSize).execute();
+    if (rows.length === 0) return done;
+    const vectors = await embedder.embed(rows.map((r) => windowText(r.previous, r.content)));
+    await db.transaction().execute(async (trx) => {
+      for (const [i, r] of rows.entries()) {
+        const vector = vectors[i];
+        if (!vector) throw new Error('embedder returned too few vectors');
+        // Only while the memory it was built from is still there: a window never outlives that text.
+        await trx
+          .updateTable('memories as m')
+          .set({ window_embedding: vectorParam(vector) })
+          .where('m.tenant_id', '=', r.tenant_id)
+          .where('m.id', '=', r.id)
+          .where('m.window_embedding', 'is', null)
+          .where(({ exists, selectFrom }) =>
+            exists(
+              selectFrom('memories as x')
+                .select('x.id')
+                .where('x.tenant_id', '=', r.tenant_id)
+                .where('x.id', '=', r.previous_id),
+            ),
+          )
+          .execute();
+      }
+    });
+    done += rows.length;
+    onProgress(done);
+    const last = rows[rows.length - 1];
+    if (last?.session_id) after = { tenantId: last.tenant_id, sessionId: last.session_id, seq: Number(last.seq) };
+  }
 }
 
 export async function reembed(config: Config, args: string[]): Promise<void> {
@@ -110,12 +207,14 @@ export async function reembed(config: Config, args: string[]): Promise<void> {
     });
     try {
       const bar = progressBar('reembed');
-      const { reembedded } = await reembedMemories(handle, embedder, {
+      const { reembedded, windows } = await reembedMemories(handle, embedder, {
         batchSize,
         onProgress: ({ done, total }) => bar.update(done, total),
       });
       bar.end();
-      process.stderr.write(`re-embedded ${reembedded} memories with ${embedder.id}\n`);
+      process.stderr.write(
+        `re-embedded ${reembedded} memories with ${embedder.id}, embedded ${windows} window vectors\n`,
+      );
     } finally {
       await handle.close();
     }

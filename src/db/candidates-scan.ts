@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import { bm25Weights, memoryColumns, sessionLexicalCte, type CandidateQuery, type CandidateRow } from './candidates.js';
-import { cosineDistanceTo, queryVector } from './vector.js';
+import { contextDistanceTo, queryVector } from './vector.js';
 
 /**
  * Recall's candidates for a small scope, in one pass over it: what src/db/candidates.ts finds with
@@ -27,7 +27,7 @@ export function scanCandidates(q: ScanCandidateQuery): RawBuilder<CandidateRow> 
   return sql<CandidateRow>`
     WITH query_vector AS MATERIALIZED (SELECT ${queryVector(q.dimensions, q.embedding)} AS v),
     scoped AS MATERIALIZED (
-      ${scope.select(cosineDistanceTo(q.dimensions, sql`(SELECT v FROM query_vector)`).as('distance'))}
+      ${scope.select(contextDistanceTo(q.dimensions, sql`(SELECT v FROM query_vector)`, q.windowShare).as('distance'))}
     ),
     ${weights},
     scored AS MATERIALIZED (

@@ -4,7 +4,7 @@ import { bm25Idf, bm25LengthNorm, queryTerms, termLexemes, type Bm25Parameters }
 import type { Database } from './schema.js';
 import type { ScopeUnit, ScopeStats } from './scope-stats.js';
 import { unitKeys } from './scope-stats.js';
-import { cosineDistanceTo, queryVector } from './vector.js';
+import { contextDistanceTo, queryVector } from './vector.js';
 
 /**
  * The lexical side of recall and the session context of every candidate, in one statement: a round
@@ -35,6 +35,8 @@ export interface CandidateQuery {
   lexicalBudget: number;
   /** Share of the previous memory's BM25 that counts toward a memory's (FUSION.previousLexicalShare). */
   previousLexicalShare: number;
+  /** Share of a memory's distance that its window vector's makes (FUSION.windowSemanticShare). */
+  windowShare: number;
   bm25: Bm25Parameters;
   /** How much of each candidate's content to return (enough for a speaker's label and the time cue). */
   headChars: number;
@@ -275,7 +277,7 @@ export function recallCandidates(q: CandidateQuery): RawBuilder<CandidateRow> {
     SELECT n.id, n.candidate, n.lexical, n.previous_lexical, n.session_lexical, n.prev_id, n.next_id, r.*
     FROM needed AS n
     CROSS JOIN LATERAL (
-      SELECT ${cosineDistanceTo(q.dimensions, sql`(SELECT v FROM query_vector)`)}::float8 AS distance,
+      SELECT ${contextDistanceTo(q.dimensions, sql`(SELECT v FROM query_vector)`, q.windowShare)}::float8 AS distance,
         ${memoryColumns(q)}
       FROM memories AS m
       WHERE m.tenant_id = ${tenant} AND m.id = n.id

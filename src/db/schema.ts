@@ -75,6 +75,7 @@ export interface MemoriesTable {
   metadata: Json;
   /** pgvector text form, '[0.1,0.2,…]'; written through sql helpers in src/db/vector.ts. */
   embedding: string;
+  window_embedding: string | null;
   embedder: string;
   search: ColumnType<string, never, never>;
   created_at: Timestamp;
@@ -218,6 +219,7 @@ export const TABLES = {
     superseded_by: col('uuid', true),
     metadata: col('jsonb'),
     embedding: col('vector'),
+    window_embedding: col('vector', true),
     embedder: col('text'),
     // A generated column: Postgres reports it nullable, as the expression could yield null.
     search: col('tsvector', true),

@@ -53,6 +53,22 @@ export function cosineDistanceTo(dimensions: number, vector: RawBuilder<string>)
   return sql<number>`(${embeddingColumn(dimensions)} <=> ${vector})`;
 }
 
+/**
+ * A memory's distance to a vector-valued expression for ranking: its own embedding's, blended with
+ * its window vector's (migration 0008) by `windowShare`, where it has one. Needs the memory as `m`.
+ */
+export function contextDistanceTo(
+  dimensions: number,
+  vector: RawBuilder<string>,
+  windowShare: number,
+): RawBuilder<number> {
+  const own = cosineDistanceTo(dimensions, vector);
+  if (!(windowShare > 0)) return own;
+  const share = sql.lit(Math.min(1, windowShare));
+  const window = sql`(m.window_embedding::vector(${sql.lit(checkDimensions(dimensions))}) <=> ${vector})`;
+  return sql<number>`((1 - ${share}) * ${own} + ${share} * coalesce(${window}, ${own}))`;
+}
+
 /** Cosine distance (0 = same direction, 2 = opposite) between stored embeddings and a query. */
 export function cosineDistance(dimensions: number, query: Float32Array): RawBuilder<number> {
   return cosineDistanceTo(dimensions, queryVector(dimensions, query));

@@ -19,7 +19,7 @@ export type Memory = z.output<typeof MemoryObject>;
 /** What MEMORY_COLUMNS selects. */
 export type MemoryRow = Omit<
   Selectable<MemoriesTable>,
-  'tenant_id' | 'content_key' | 'embedding' | 'embedder' | 'search' | 'seq'
+  'tenant_id' | 'content_key' | 'embedding' | 'window_embedding' | 'embedder' | 'search' | 'seq'
 > & {
   anchor_external_id: string | null;
 };
@@ -118,6 +118,8 @@ export interface NewMemory {
   confidence: number;
   metadata: Record<string, unknown> | undefined;
   embedding: Float32Array;
+  /** The text embedded with the memory before it in its session (migration 0008); none outside one. */
+  windowEmbedding?: Float32Array | undefined;
   now: Date;
 }
 
@@ -143,6 +145,7 @@ export async function insertMemory(
       superseded_by: null,
       metadata: JSON.stringify(m.metadata ?? {}),
       embedding: vectorParam(m.embedding),
+      window_embedding: m.windowEmbedding ? vectorParam(m.windowEmbedding) : null,
       embedder: setup.embedderId,
       created_at: m.now,
       updated_at: m.now,

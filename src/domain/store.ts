@@ -16,6 +16,7 @@ import { anchoredOf, inPartition, lockPartition, type Partition } from './partit
 import { recordMention } from './session-memories.js';
 import { placeForStore, resolvePlacement, type Placement } from './placement.js';
 import { newId } from './text.js';
+import { lastInSession, windowText } from './windows.js';
 
 export interface StoreInput {
   agentId: string;
@@ -108,9 +109,16 @@ export async function storeMemory(core: Core, actor: Actor, input: StoreInput): 
 export async function storeFact(core: Core, actor: Actor, input: StoreInput): Promise<StoreResult> {
   actAs(actor, input.agentId);
   const content = input.content.trim();
-  // Embedding and a model's judgement are slow and need no lock: both happen before the transaction opens.
-  const [embedding] = input.embedding ? [input.embedding] : await core.embedder.embed([content]);
-  if (!embedding) throw new Error('embedder returned no vector');
+  // Embedding and a model's judgement are slow and need no lock: both happen before the transaction
+  // opens. So does the window vector's (windows.ts), from the memory stored last in the session
+  // now, which the transaction checks under the partition's lock before it keeps the vector.
+  const previous =
+    input.sessionId === undefined ? undefined : await lastInSession(core.db, actor.tenantId, input.sessionId);
+  const texts = [...(input.embedding ? [] : [content]), ...(previous ? [windowText(previous.content, content)] : [])];
+  const vectors = texts.length > 0 ? await core.embedder.embed(texts) : [];
+  const embedding = input.embedding ?? vectors[0];
+  if (!embedding || vectors.length !== texts.length) throw new Error('embedder returned no vector');
+  const window = previous ? vectors[vectors.length - 1] : undefined;
   const prejudged =
     input.prejudged ??
     (core.contradictions.local ? undefined : await judgeContradictions(core, actor, input, content, embedding));
@@ -142,6 +150,11 @@ export async function storeFact(core: Core, actor: Actor, input: StoreInput): Pr
     if (duplicate) return reinforce(trx, actor, partition, decayPerDay, duplicate.id, now);
 
     const id = newId();
+    // Another memory may have joined the session since the window was embedded: the window is kept
+    // only if the memory it was built from is still the last one.
+    const last =
+      window && partition.sessionId ? await lastInSession(trx, actor.tenantId, partition.sessionId) : undefined;
+    const windowEmbedding = last && last.id === previous?.id ? window : undefined;
     // Only what was judged and is still active here is superseded.
     const supersedes = candidates.filter((c) => judged.get(c.id) === true).map((c) => c.id);
     await insertMemory(
@@ -157,6 +170,7 @@ export async function storeFact(core: Core, actor: Actor, input: StoreInput): Pr
         confidence: config.initialConfidence,
         metadata: input.metadata,
         embedding,
+        windowEmbedding,
         now,
       },
       { decayPerDay: config.decayPerDay, embedderId },

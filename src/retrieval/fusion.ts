@@ -15,6 +15,7 @@ export interface Fusion {
   bm25: { k1: number; b: number };
   previousLexicalShare: number;
   sessionLexicalShare: number;
+  windowSemanticShare: number;
   neighbourSemanticShare: number;
   sessionSemanticShare: number;
   otherSpeakerPenalty: number;
@@ -44,8 +45,17 @@ export const FUSION: Fusion = {
    * The same share as the turn before lends: both are the context the turn was said in.
    */
   sessionLexicalShare: 0.5,
-  /** Share of the better similarity of its two session neighbours that a memory adds to its own. */
-  neighbourSemanticShare: 0.25,
+  /**
+   * A session memory's distance to the query is its own blended with its window vector's (its text
+   * embedded after the memory before it, migration 0008) by this share: a reply means what it
+   * answers. Half and half: neither reading of a turn is the better one in general.
+   */
+  windowSemanticShare: 0.5,
+  /**
+   * Share of the better similarity of its two session neighbours that a memory adds to its own. Small,
+   * since the window vector already reads the memory before it.
+   */
+  neighbourSemanticShare: 0.1,
   /**
    * Share of the best similarity among the other memories of its session that recall has read (the
    * candidates and their neighbours) that a memory adds to its own: a session that is about the

@@ -7,7 +7,7 @@ import type { Database } from '../db/schema.js';
 import { executePrepared } from '../db/prepared.js';
 import { anyOf } from '../db/arrays.js';
 import { readScopeStats, type ScopeStats, type ScopeUnit } from '../db/scope-stats.js';
-import { cosineDistance, enableIterativeScan, restoreSorting } from '../db/vector.js';
+import { contextDistanceTo, cosineDistance, enableIterativeScan, queryVector, restoreSorting } from '../db/vector.js';
 import { actAs } from '../domain/agent-binding.js';
 import type { AnchorRef } from '../domain/anchors.js';
 import type { Actor, Core } from '../domain/core.js';
@@ -90,15 +90,11 @@ export function scopeFilter(eb: MemoryEb, scope: RecallScope, part: Part): Expre
   ]);
 }
 
-/** The scope's memories with their cosine distance to the query; both vector plans order this. */
-function scopedDistances(trx: Db, dimensions: number, scope: RecallScope, part: Part, query: Float32Array) {
-  return trx
-    .selectFrom('memories as m')
-    .select(['m.id', cosineDistance(dimensions, query).as('distance')])
-    .where((eb) => scopeFilter(eb, scope, part));
-}
-
-/** The vector side's SQL: ordered by cosine distance, so HNSW can serve it. Exported for EXPLAIN in tests. */
+/**
+ * The vector side's SQL: ordered by cosine distance, so HNSW can serve it. Exported for EXPLAIN in
+ * tests. The index holds the memories' own vectors, so this finds by those alone; the candidate
+ * statement then ranks what it found with the window vectors too.
+ */
 export function nearestQuery(
   trx: Db,
   dimensions: number,
@@ -108,7 +104,10 @@ export function nearestQuery(
   depth: number,
 ) {
   return (
-    scopedDistances(trx, dimensions, scope, part, query)
+    trx
+      .selectFrom('memories as m')
+      .select(['m.id', cosineDistance(dimensions, query).as('distance')])
+      .where((eb) => scopeFilter(eb, scope, part))
       // By the output column, so the query vector is sent and parsed once (HNSW still serves it).
       .orderBy('distance')
       .limit(depth)
@@ -127,10 +126,18 @@ export function exactNearestQuery(
   query: Float32Array,
   depth: number,
 ) {
+  // The window vectors rank here as in the candidate statements (FUSION.windowSemanticShare), so an
+  // exact scan brings the same candidates as the one-pass statement; the query vector is parsed once.
+  const distance = contextDistanceTo(dimensions, sql`(SELECT v FROM query_vector)`, FUSION.windowSemanticShare);
   return trx
+    .with('query_vector', (db) => db.selectNoFrom(queryVector(dimensions, query).as('v')))
     .with(
       (cte) => cte('scoped').materialized(),
-      () => scopedDistances(trx, dimensions, scope, part, query),
+      (db) =>
+        db
+          .selectFrom('memories as m')
+          .select(['m.id', distance.as('distance')])
+          .where((eb) => scopeFilter(eb, scope, part)),
     )
     .selectFrom('scoped')
     .select(['scoped.id', 'scoped.distance'])
@@ -259,6 +266,7 @@ function partQuery(q: PartQuery) {
     dimensions: q.dimensions,
     lexicalDepth: q.depth,
     previousLexicalShare: FUSION.previousLexicalShare,
+    windowShare: FUSION.windowSemanticShare,
     bm25: FUSION.bm25,
     headChars: Math.max(SPEAKER_HEAD_CHARS, TIME_CUE_CHARS),
   };

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { openDatabase } from '../../src/db/connect.js';
@@ -7,6 +8,7 @@ import { reembedMemories, type ReembedProgress } from '../../src/cli/reembed.js'
 import type { Config } from '../../src/config.js';
 import type { Actor } from '../../src/domain/core.js';
 import { writeCanon } from '../../src/domain/canon.js';
+import { createSession } from '../../src/domain/sessions.js';
 import { storeMemory } from '../../src/domain/store.js';
 import { createTenant } from '../../src/domain/tenants.js';
 import { createHashEmbedder } from '../../src/embedding/hash.js';
@@ -18,6 +20,7 @@ import { childEnv, exited, spawnCli } from '../mcp/helpers.js';
 
 /** Changing the embedder of a deployment: the refusal to start on foreign vectors, and `reembed`. */
 const silent = pino({ level: 'silent' });
+const TURNS = ['Shall we meet in Porto next month?', 'Gladly, the week of the festival.'];
 const FACTS = [
   'Ada prefers tea over coffee',
   'Ada lives in Lisbon',
@@ -25,6 +28,21 @@ const FACTS = [
   'Ada plays the cello on Sundays',
   'Ada works as a structural engineer',
 ];
+
+/** The facts, the canon entry and the session's turns. */
+const STORED = FACTS.length + 1 + TURNS.length;
+
+/** How many memories have a window vector, and of what size. */
+async function windowSizes(config: Config): Promise<number[]> {
+  const handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
+  try {
+    const rows = await sql<{ dims: number }>`
+      SELECT vector_dims(window_embedding) AS dims FROM memories WHERE window_embedding IS NOT NULL`.execute(handle.db);
+    return rows.rows.map((r) => Number(r.dims));
+  } finally {
+    await handle.close();
+  }
+}
 
 async function countByEmbedder(config: Config): Promise<Record<string, number>> {
   const handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
@@ -56,6 +74,11 @@ describe(`changing the embedder on ${engine}`, () => {
         await storeMemory(core, actor, { agentId: 'a', content, anchor: { anchorExternalId: 'ada' } });
       }
       await writeCanon(core, actor, { agentId: 'admin', content: 'Never share   home addresses' });
+      // Two turns of a session: the second has a window vector (migration 0008), made by this embedder.
+      const { id: sessionId } = await createSession(core, actor, { agentId: 'a', anchor: { anchorExternalId: 'ada' } });
+      for (const content of TURNS) {
+        await storeMemory(core, actor, { agentId: 'a', content, anchor: { anchorExternalId: 'ada' }, sessionId });
+      }
     } finally {
       await running.close();
     }
@@ -71,7 +94,7 @@ describe(`changing the embedder on ${engine}`, () => {
     expect((error as Error).message).toMatch(/embedded with "hash:v1-256" but EMBEDDER is configured as "hash:v1-64"/);
     expect((error as Error).message).toContain('agent-memory reembed');
     // Refusing changed nothing.
-    expect(await countByEmbedder(config)).toEqual({ 'hash:v1-256': FACTS.length + 1 });
+    expect(await countByEmbedder(config)).toEqual({ 'hash:v1-256': STORED });
   });
 
   it('re-embeds every memory in batches, moves the vector index to the new size, and the service starts again', async () => {
@@ -79,22 +102,25 @@ describe(`changing the embedder on ${engine}`, () => {
     const handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
     const progress: ReembedProgress[] = [];
     try {
-      const { reembedded } = await reembedMemories(handle, target, {
+      const { reembedded, windows } = await reembedMemories(handle, target, {
         batchSize: 2,
         onProgress: (p) => progress.push(p),
       });
-      expect(reembedded).toBe(FACTS.length + 1);
-      expect(progress[0]).toEqual({ done: 0, total: FACTS.length + 1 });
-      expect(progress.at(-1)).toEqual({ done: FACTS.length + 1, total: FACTS.length + 1 });
-      // Batches of two: 0, 2, 4, 6.
-      expect(progress.map((p) => p.done)).toEqual([0, 2, 4, 6]);
+      expect(reembedded).toBe(STORED);
+      // The second turn's window, dropped with the old vectors, is made again at the new size.
+      expect(windows).toBe(1);
+      expect(progress[0]).toEqual({ done: 0, total: STORED });
+      expect(progress.at(-1)).toEqual({ done: STORED + 1, total: STORED + 1 });
+      // Batches of two: 0, 2, 4, 6, 8; then the window.
+      expect(progress.map((p) => p.done)).toEqual([0, 2, 4, 6, 8, 8, 9]);
       expect(await vectorIndexDimensions(handle.db)).toEqual([64]);
       // A second run finds nothing left.
-      expect((await reembedMemories(handle, target)).reembedded).toBe(0);
+      expect(await reembedMemories(handle, target)).toEqual({ reembedded: 0, windows: 0 });
     } finally {
       await handle.close();
     }
-    expect(await countByEmbedder(config)).toEqual({ 'hash:v1-64': FACTS.length + 1 });
+    expect(await countByEmbedder(config)).toEqual({ 'hash:v1-64': STORED });
+    expect(await windowSizes(config)).toEqual([64]);
 
     const running = await startCore(config, { embedder: createHashEmbedder(64), log: silent });
     try {
@@ -125,8 +151,9 @@ describe(`changing the embedder on ${engine}`, () => {
     let stderr = '';
     child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
     expect(await exited(child)).toBe(0);
-    expect(stderr).toContain(`reembed [${'#'.repeat(30)}] ${FACTS.length + 1}/${FACTS.length + 1}`);
-    expect(stderr).toContain(`re-embedded ${FACTS.length + 1} memories with hash:v1-128`);
-    expect(await countByEmbedder(config)).toEqual({ 'hash:v1-128': FACTS.length + 1 });
+    expect(stderr).toContain(`reembed [${'#'.repeat(30)}] ${STORED + 1}/${STORED + 1}`);
+    expect(stderr).toContain(`re-embedded ${STORED} memories with hash:v1-128, embedded 1 window vectors`);
+    expect(await countByEmbedder(config)).toEqual({ 'hash:v1-128': STORED });
+    expect(await windowSizes(config)).toEqual([128]);
   });
 });

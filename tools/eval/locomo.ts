@@ -38,6 +38,7 @@ const CATEGORY_NAMES: Record<number, string> = { 1: 'multi-hop', 2: 'temporal', 
 const PARTS: Record<string, Partial<Fusion>> = {
   'lexical share of the turn before': { previousLexicalShare: 0 },
   'session lexical score': { sessionLexicalShare: 0 },
+  'window vectors': { windowSemanticShare: 0 },
   "neighbours' similarity": { neighbourSemanticShare: 0 },
   "session's similarity": { sessionSemanticShare: 0 },
   'speaker field': { otherSpeakerPenalty: 0 },
