@@ -161,9 +161,10 @@ async function fillWindows(
           .where('m.tenant_id', '=', r.tenant_id)
           .where('m.id', '=', r.id)
           .where('m.window_embedding', 'is', null)
-          .where(({ exists, selectFrom }) =>
-            exists(
-              selectFrom('memories as x')
+          .where((eb) =>
+            eb.exists(
+              eb
+                .selectFrom('memories as x')
                 .select('x.id')
                 .where('x.tenant_id', '=', r.tenant_id)
                 .where('x.id', '=', r.previous_id),
