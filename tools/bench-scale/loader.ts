@@ -3,6 +3,7 @@ import type { Db } from '../../src/db/connect.js';
 import { dropVectorIndex, ensureVectorIndex, toVectorLiteral } from '../../src/db/vector.js';
 import type { Core } from '../../src/domain/core.js';
 import { contentKey } from '../../src/domain/text.js';
+import { windowText } from '../../src/domain/windows.js';
 import { progressBar } from '../../src/cli/progress.js';
 import { orgName, type Plan, type Sizes } from './plan.js';
 import { memorySeeds, plannedMemories, type MemorySeed } from './rows.js';
@@ -50,17 +51,32 @@ export async function clearDataset(db: Db): Promise<void> {
   await db.deleteFrom('tenants').where('org_name', 'like', 'bench-scale-%').execute();
 }
 
-async function insertMemories(db: Db, core: Core, seeds: MemorySeed[]): Promise<void> {
+/**
+ * `last` holds the content of each session's latest memory so far, across batches: a session memory
+ * gets its window vector as the store path makes it (src/domain/windows.ts).
+ */
+async function insertMemories(db: Db, core: Core, seeds: MemorySeed[], last: Map<string, string>): Promise<void> {
   const vectors = await core.embedder.embed(seeds.map((s) => s.content));
+  const windowTexts = seeds.map((s) => {
+    if (!s.sessionId) return null;
+    const previous = last.get(s.sessionId);
+    last.set(s.sessionId, s.content);
+    return previous === undefined ? null : windowText(previous, s.content);
+  });
+  const wanted = windowTexts.flatMap((t) => (t === null ? [] : [t]));
+  const made = await core.embedder.embed(wanted);
+  let next = 0;
+  const windows = windowTexts.map((t) => (t === null ? null : toVectorLiteral(made[next++] as Float32Array)));
   const decay = core.config.decayPerDay;
   const column = <T>(f: (s: MemorySeed, i: number) => T): T[] => seeds.map(f);
   // The columns insertMemory writes, as arrays: one statement per batch, still one INSERT per row
   // as far as triggers and the seq identity are concerned, in the order given.
   await sql`
     INSERT INTO memories (tenant_id, id, agent_id, content, content_key, binding, anchor_id, session_id,
-      confidence, decay_rate, superseded_by, metadata, embedding, embedder, created_at, updated_at, last_reinforced_at)
+      confidence, decay_rate, superseded_by, metadata, embedding, window_embedding, embedder, created_at, updated_at,
+      last_reinforced_at)
     SELECT u.tenant_id, u.id, u.agent_id, u.content, u.content_key, u.binding, u.anchor_id, u.session_id,
-      u.confidence, u.decay_rate, NULL, '{}'::jsonb, u.embedding::vector, ${core.embedder.id},
+      u.confidence, u.decay_rate, NULL, '{}'::jsonb, u.embedding::vector, u.window_embedding::vector, ${core.embedder.id},
       u.created_at, u.created_at, u.created_at
     FROM unnest(
       ${column((s) => s.tenantId)}::uuid[], ${column((s) => s.id)}::uuid[], ${column((s) => s.agentId)}::text[],
@@ -68,10 +84,10 @@ async function insertMemories(db: Db, core: Core, seeds: MemorySeed[]): Promise<
       ${column((s) => s.binding)}::text[], ${column((s) => s.anchorId)}::uuid[], ${column((s) => s.sessionId)}::uuid[],
       ${column((s) => (s.binding === 'canon' ? 1 : core.config.initialConfidence))}::float8[],
       ${column((s) => decay[s.binding])}::float8[],
-      ${column((_, i) => toVectorLiteral(vectors[i] as Float32Array))}::text[],
+      ${column((_, i) => toVectorLiteral(vectors[i] as Float32Array))}::text[], ${windows}::text[],
       ${column((s) => s.createdAt.toISOString())}::timestamptz[]
     ) WITH ORDINALITY AS u(tenant_id, id, agent_id, content, content_key, binding, anchor_id, session_id,
-      confidence, decay_rate, embedding, created_at, n)
+      confidence, decay_rate, embedding, window_embedding, created_at, n)
     ORDER BY u.n`.execute(db);
 }
 
@@ -141,15 +157,16 @@ export async function loadDataset(
   await dropVectorIndex(db, dims);
   let batch: MemorySeed[] = [];
   let done = 0;
+  const last = new Map<string, string>();
   for (const seed of memorySeeds(plan)) {
     batch.push(seed);
     if (batch.length < BATCH) continue;
-    await insertMemories(db, core, batch);
+    await insertMemories(db, core, batch, last);
     done += batch.length;
     bar?.update(done, total);
     batch = [];
   }
-  if (batch.length > 0) await insertMemories(db, core, batch);
+  if (batch.length > 0) await insertMemories(db, core, batch, last);
   done += batch.length;
   bar?.update(done, total);
   bar?.end();
