@@ -1,11 +1,8 @@
-import fs from 'node:fs/promises';
-import path from 'node:path';
 import { sql } from 'kysely';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reembedMemories } from '../../src/cli/reembed.js';
 import { openDatabase } from '../../src/db/connect.js';
-import { splitStatements } from '../../src/db/migrate.js';
 import { toVectorLiteral } from '../../src/db/vector.js';
 import { newId } from '../../src/domain/text.js';
 import { windowText } from '../../src/domain/windows.js';
@@ -13,6 +10,7 @@ import { createHashEmbedder } from '../../src/embedding/hash.js';
 import { recall } from '../../src/retrieval/recall.js';
 import { startCore, type Running } from '../../src/start-core.js';
 import { engine, testConfig } from '../helpers/harness.js';
+import { applyMigrations } from '../helpers/earlier-schema.js';
 import { isolatedDatabase, type IsolatedDb } from '../helpers/isolated-db.js';
 
 const embedder = createHashEmbedder(64);
@@ -35,19 +33,7 @@ describe(`migration 0008 on a database in use, on ${engine}`, () => {
     const config = testConfig(iso.env);
     const handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
     try {
-      const dir = path.resolve('migrations');
-      const earlier = (await fs.readdir(dir))
-        .filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f) && !f.startsWith('0008'))
-        .sort();
-      await sql`CREATE TABLE schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`.execute(
-        handle.db,
-      );
-      for (const name of earlier) {
-        for (const statement of splitStatements(await fs.readFile(path.join(dir, name), 'utf8'))) {
-          await sql.raw(statement).execute(handle.db);
-        }
-        await sql`INSERT INTO schema_migrations (name) VALUES (${name})`.execute(handle.db);
-      }
+      await applyMigrations(handle.db, (f) => !f.startsWith('0008'));
       const now = new Date();
       const anchorId = newId();
       await sql`INSERT INTO tenants (id, org_name) VALUES (${tenantId}, ${`org-${tenantId}`})`.execute(handle.db);

@@ -1,16 +1,14 @@
-import fs from 'node:fs/promises';
-import path from 'node:path';
 import { sql } from 'kysely';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/connect.js';
-import { splitStatements } from '../../src/db/migrate.js';
 import { toVectorLiteral } from '../../src/db/vector.js';
 import { authenticate, generateApiKey, hashApiKey } from '../../src/domain/keys.js';
 import { newId } from '../../src/domain/text.js';
 import { createHashEmbedder } from '../../src/embedding/hash.js';
 import { startCore, type Running } from '../../src/start-core.js';
 import { engine, newTenant, testConfig } from '../helpers/harness.js';
+import { applyMigrations } from '../helpers/earlier-schema.js';
 import { isolatedDatabase, type IsolatedDb } from '../helpers/isolated-db.js';
 import { storeMemory } from '../helpers/store-recall.js';
 import { createApp } from '../../src/app.js';
@@ -34,17 +32,7 @@ describe(`migration 0009 on a database in use, on ${engine}`, () => {
     const config = testConfig(iso.env);
     const handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
     try {
-      const dir = path.resolve('migrations');
-      const earlier = (await fs.readdir(dir)).filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f) && f < '0009').sort();
-      await sql`CREATE TABLE schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`.execute(
-        handle.db,
-      );
-      for (const name of earlier) {
-        for (const statement of splitStatements(await fs.readFile(path.join(dir, name), 'utf8'))) {
-          await sql.raw(statement).execute(handle.db);
-        }
-        await sql`INSERT INTO schema_migrations (name) VALUES (${name})`.execute(handle.db);
-      }
+      await applyMigrations(handle.db, (f) => f < '0009');
       const now = new Date();
       const vector = toVectorLiteral(new Float32Array(embedder.dimensions).fill(0.1));
       await sql`INSERT INTO tenants (id, org_name) VALUES (${tenantId}, ${`org-${tenantId}`})`.execute(handle.db);
