@@ -178,12 +178,14 @@ export async function storeLatency(
   c: Client,
   sizes: Sizes,
   stores: number,
-): Promise<{ new: Latencies; reinforce: Latencies }> {
+): Promise<{ new: Latencies; reinforce: Latencies; session: Latencies }> {
   const random = prng(4_242);
   const fresh: number[] = [];
   const again: number[] = [];
+  const inSession: number[] = [];
   let freshErrors = 0;
   let againErrors = 0;
+  let sessionErrors = 0;
   for (let i = 0; i < stores; i++) {
     const body = {
       agent_id: AGENT_READER,
@@ -204,5 +206,40 @@ export async function storeLatency(
     const id = (first.body as { id?: string }).id;
     if (id) await c.request('DELETE', `/v1/memories/${id}`);
   }
-  return { new: summarize(fresh, freshErrors), reinforce: summarize(again, againErrors) };
+  // A conversation's turns, one session per store subject: from the second turn on, a store also
+  // embeds the turn after the one before it (a window vector) and checks that one under its lock.
+  const sessions: string[] = [];
+  for (let s = 0; s < sizes.layout.storeSubjects; s++) {
+    const started = await c.request('POST', '/v1/sessions', {
+      agent_id: AGENT_READER,
+      anchor_external_id: storeSubject(s),
+    });
+    const id = (started.body as { id?: string }).id;
+    if (id) sessions.push(id);
+  }
+  const turns = sessions.length === 0 ? 0 : stores;
+  const stored: string[] = [];
+  for (let i = 0; i < turns; i++) {
+    const s = i % sessions.length;
+    const body = {
+      agent_id: AGENT_READER,
+      content: sentence(random),
+      anchor_external_id: storeSubject(s),
+      session_id: sessions[s],
+    };
+    const r = await timed(c, 'POST', '/v1/memories', body);
+    const id = (r.body as { id?: string }).id;
+    if (r.status === 201 && id) stored.push(id);
+    // The first turn of each session has no turn before it: it is timed with the new facts above.
+    if (r.status === 201 && i >= sessions.length) inSession.push(r.ms);
+    else if (r.status !== 201 && r.status !== 200) sessionErrors++;
+  }
+  // The dataset stays as it was built, so that the next run times new turns again.
+  for (const id of sessions) await c.request('POST', `/v1/sessions/${id}/end`, {});
+  for (const id of stored) await c.request('DELETE', `/v1/memories/${id}`);
+  return {
+    new: summarize(fresh, freshErrors),
+    reinforce: summarize(again, againErrors),
+    session: summarize(inSession, sessionErrors + (sessions.length === 0 ? stores : 0)),
+  };
 }

@@ -8,7 +8,7 @@ export interface Results {
   build: { load_seconds: number; index_seconds: number; analyze_seconds: number; reused: boolean } | null;
   recall: { label: string; size: number; latency: Latencies }[];
   throughput: { concurrency: number; perSecond: number; errors: number; latency: Latencies }[];
-  store: { new: Latencies; reinforce: Latencies };
+  store: { new: Latencies; reinforce: Latencies; session: Latencies };
   /** Peak VmRSS of the server this run started; null for a server given by --url. */
   serverRssMb: number | null;
 }
@@ -39,6 +39,7 @@ export function table(r: Results): string {
     'store into a subject of ~100            stores   p50 ms   p95 ms  errors',
     `  new fact                           ${pad(r.store.new.count, 9)} ${pad(r.store.new.p50, 8)} ${pad(r.store.new.p95, 8)} ${pad(r.store.new.errors, 7)}`,
     `  reinforcement (same fact again)    ${pad(r.store.reinforce.count, 9)} ${pad(r.store.reinforce.p50, 8)} ${pad(r.store.reinforce.p95, 8)} ${pad(r.store.reinforce.errors, 7)}`,
+    `  new turn of a session              ${pad(r.store.session.count, 9)} ${pad(r.store.session.p50, 8)} ${pad(r.store.session.p95, 8)} ${pad(r.store.session.errors, 7)}`,
     '',
     `server peak RSS: ${r.serverRssMb === null ? 'not measured (--url)' : `${r.serverRssMb} MiB`}`,
   ];
@@ -95,8 +96,8 @@ export function jsonLine(r: Results): string {
       (x) => x.concurrency,
       (x) => x.errors,
     ),
-    store_p50_ms: { new: r.store.new.p50, reinforce: r.store.reinforce.p50 },
-    store_p95_ms: { new: r.store.new.p95, reinforce: r.store.reinforce.p95 },
+    store_p50_ms: { new: r.store.new.p50, reinforce: r.store.reinforce.p50, session: r.store.session.p50 },
+    store_p95_ms: { new: r.store.new.p95, reinforce: r.store.reinforce.p95, session: r.store.session.p95 },
     server_rss_mb: r.serverRssMb,
   });
 }
