@@ -113,6 +113,7 @@ describe('npm run eval:locomo', () => {
       'nothing',
       'lexical share of the turn before',
       'session lexical score',
+      'window vectors',
       "neighbours' similarity",
       "session's similarity",
       'speaker field',
