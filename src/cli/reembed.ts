@@ -42,8 +42,7 @@ export async function reembedMemories(
     .select((eb) => eb.fn.countAll<number>().as('total'))
     .where('embedder', '<>', embedder.id)
     .executeTakeFirstOrThrow();
-  // The windows to embed are counted again once the memories are (those it re-embeds lose theirs).
-  const count = Number(total) + (await windowsMissing(db, embedder.id));
+  const count = Number(total);
   options.onProgress?.({ done: 0, total: count });
   if (count > 0) {
     // An index over vectors of another size would refuse the new ones.
@@ -84,15 +83,15 @@ export async function reembedMemories(
     const last = rows[rows.length - 1];
     if (last) after = { tenantId: last.tenant_id, id: last.id };
   }
+  // Then the windows: those never made, and those of the memories just re-embedded, which lost theirs.
   const windows = await windowsMissing(db, embedder.id);
   if (windows > 0) options.onProgress?.({ done, total: done + windows });
-  const reembedded = done;
   const filled = await fillWindows(db, embedder, batchSize, (n) => {
-    options.onProgress?.({ done: done + n, total: Math.max(done + windows, done + n) });
+    options.onProgress?.({ done: done + n, total: done + Math.max(windows, n) });
   });
   // Records the embedder and builds the index for its size; refuses if anything was left behind.
   await migrate(db, embedder);
-  return { reembedded, windows: filled };
+  return { reembedded: done, windows: filled };
 }
 
 /** Session memories with a memory before them and no window vector, among those `embedderId` embedded. */
