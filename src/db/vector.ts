@@ -33,9 +33,12 @@ function checkDimensions(dimensions: number): number {
  * index is on the typed cast, and queries must use the same expression to reach it. Queries name
  * the memories table `m`.
  */
-export function embeddingColumn(dimensions: number): RawBuilder<unknown> {
+export function embeddingColumn(
+  dimensions: number,
+  column: 'embedding' | 'window_embedding' = 'embedding',
+): RawBuilder<unknown> {
   const d = checkDimensions(dimensions);
-  return sql`(m.embedding::vector(${sql.lit(d)}))`;
+  return sql`(${sql.ref(`m.${column}`)}::vector(${sql.lit(d)}))`;
 }
 
 /**
@@ -65,7 +68,7 @@ export function contextDistanceTo(
   const own = cosineDistanceTo(dimensions, vector);
   if (!(windowShare > 0)) return own;
   const share = sql.lit(Math.min(1, windowShare));
-  const window = sql`(m.window_embedding::vector(${sql.lit(checkDimensions(dimensions))}) <=> ${vector})`;
+  const window = sql`(${embeddingColumn(dimensions, 'window_embedding')} <=> ${vector})`;
   return sql<number>`((1 - ${share}) * ${own} + ${share} * coalesce(${window}, ${own}))`;
 }
 
