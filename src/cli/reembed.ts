@@ -8,6 +8,7 @@ import type { Embedder } from '../embedding/embedder.js';
 import { EmbeddingError } from '../embedding/http.js';
 import { createEmbedder } from '../embedding/factory.js';
 import { windowText } from '../domain/windows.js';
+import { conceptsOf } from '../text/concepts.js';
 import { progressBar } from './progress.js';
 
 /**
@@ -15,7 +16,8 @@ import { progressBar } from './progress.js';
  * configured one, so that a deployment can change EMBEDDER (the server refuses to start on mixed or
  * foreign vectors); then embeds the window vector (migration 0008) of every session memory that has
  * a memory before it and no window: memories stored before 0.7.0, imported ones, corrections, and
- * those whose window went with a deleted memory. Stop the servers first. It works in batches and can be
+ * those whose window went with a deleted memory; and computes the concepts (migration 0010) of every
+ * memory stored before they were. Stop the servers first. It works in batches and can be
  * interrupted: a second run carries on with what is left, and the server starts again once nothing
  * is left.
  */
@@ -31,7 +33,7 @@ export async function reembedMemories(
   handle: Pick<DbHandle, 'db'>,
   embedder: Embedder,
   options: { batchSize?: number; onProgress?: (p: ReembedProgress) => void } = {},
-): Promise<{ reembedded: number; windows: number }> {
+): Promise<{ reembedded: number; windows: number; concepts: number }> {
   const { db } = handle;
   const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
   if (!Number.isInteger(batchSize) || batchSize < 1) throw new RangeError('batch size must be a positive integer');
@@ -89,9 +91,39 @@ export async function reembedMemories(
   const filled = await fillWindows(db, embedder, batchSize, (n) => {
     options.onProgress?.({ done: done + n, total: done + Math.max(windows, n) });
   });
+  const concepts = await fillConcepts(db, batchSize);
   // Records the embedder and builds the index for its size; refuses if anything was left behind.
   await migrate(db, embedder);
-  return { reembedded: done, windows: filled };
+  return { reembedded: done, windows: filled, concepts };
+}
+
+/**
+ * Computes the concepts of the memories that have none yet (stored before migration 0010), in
+ * (tenant, id) order; returns how many. The statistics follow by trigger (0010).
+ */
+async function fillConcepts(db: Db, batchSize: number): Promise<number> {
+  let done = 0;
+  let after: { tenantId: string; id: string } | null = null;
+  for (;;) {
+    let query = db.selectFrom('memories').select(['tenant_id', 'id', 'content']).where('concepts', 'is', null);
+    if (after) query = query.where(sql<boolean>`(tenant_id, id) > (${after.tenantId}, ${after.id})`);
+    const rows = await query.orderBy('tenant_id').orderBy('id').limit(batchSize).execute();
+    if (rows.length === 0) return done;
+    await db.transaction().execute(async (trx) => {
+      for (const r of rows) {
+        await trx
+          .updateTable('memories')
+          .set({ concepts: conceptsOf(r.content) })
+          .where('tenant_id', '=', r.tenant_id)
+          .where('id', '=', r.id)
+          .where('concepts', 'is', null)
+          .execute();
+      }
+    });
+    done += rows.length;
+    const last = rows[rows.length - 1];
+    if (last) after = { tenantId: last.tenant_id, id: last.id };
+  }
 }
 
 /** Session memories with a memory before them and no window vector, among those `embedderId` embedded. */
@@ -207,13 +239,14 @@ export async function reembed(config: Config, args: string[]): Promise<void> {
     });
     try {
       const bar = progressBar('reembed');
-      const { reembedded, windows } = await reembedMemories(handle, embedder, {
+      const { reembedded, windows, concepts } = await reembedMemories(handle, embedder, {
         batchSize,
         onProgress: ({ done, total }) => bar.update(done, total),
       });
       bar.end();
       process.stderr.write(
-        `re-embedded ${reembedded} memories with ${embedder.id}, embedded ${windows} window vectors\n`,
+        `re-embedded ${reembedded} memories with ${embedder.id}, embedded ${windows} window vectors, ` +
+          `computed the concepts of ${concepts} memories\n`,
       );
     } finally {
       await handle.close();

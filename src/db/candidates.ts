@@ -1,6 +1,6 @@
 import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import type { Binding } from '../config.js';
-import { bm25Idf, bm25LengthNorm, queryTerms, termLexemes, type Bm25Parameters } from './fulltext.js';
+import { bm25Idf, bm25LengthNorm, ownWords, queryTerms, termLexemes, type Bm25Parameters } from './fulltext.js';
 import type { Database } from './schema.js';
 import type { ScopeUnit, ScopeStats } from './scope-stats.js';
 import { unitKeys } from './scope-stats.js';
@@ -35,6 +35,8 @@ export interface CandidateQuery {
   lexicalBudget: number;
   /** Share of the previous memory's BM25 that counts toward a memory's (FUSION.previousLexicalShare). */
   previousLexicalShare: number;
+  /** Share of its idf that a query term held only among a memory's concepts counts for (FUSION.conceptShare). */
+  conceptShare: number;
   /** Share of a memory's distance that its window vector's makes (FUSION.windowSemanticShare). */
   windowShare: number;
   bm25: Bm25Parameters;
@@ -81,13 +83,15 @@ const positive = (n: number, what: string): number => {
  * The query's BM25 weights as CTEs (`units`, `terms`, `tdf`: each term's document frequency in the
  * scope, `weights`: their idf), and the BM25 of a memory row from them.
  */
-export function bm25Weights(q: Pick<CandidateQuery, 'tenantId' | 'units' | 'stats' | 'text' | 'bm25'>) {
+export function bm25Weights(
+  q: Pick<CandidateQuery, 'tenantId' | 'units' | 'stats' | 'text' | 'bm25' | 'conceptShare'>,
+) {
   const n = sql<number>`${Math.max(0, q.stats.docs)}::float8`;
   const avgLen = sql<number>`${Math.max(1, q.stats.docs > 0 ? q.stats.totalLen / q.stats.docs : 1)}::float8`;
   const idf = bm25Idf(sql`tdf.df`, n);
   const weights = sql`units AS MATERIALIZED (SELECT ${unitKeys(q.units)} AS keys),
     terms AS MATERIALIZED (
-      SELECT (row_number() OVER ())::int AS k, t.q, ${termLexemes(sql`t.term`)} AS lexemes
+      SELECT (row_number() OVER ())::int AS k, t.q, ${ownWords(sql`t.term`)} AS own, ${termLexemes(sql`t.term`)} AS lexemes
       FROM ${queryTerms(q.text)} AS t
     ),
     -- A phrase's frequency is taken as its rarest word's: an upper bound, close enough for BM25.
@@ -107,19 +111,22 @@ export function bm25Weights(q: Pick<CandidateQuery, 'tenantId' | 'units' | 'stat
     weights AS MATERIALIZED (
       SELECT coalesce(array_agg(${idf}::float8 ORDER BY tdf.k), '{}') AS idf FROM tdf
     )`;
-  // BM25 of the memory row `alias`, from the weights of every query term it holds.
+  const conceptShare = sql.lit(q.conceptShare);
+  // BM25 of the memory row `alias`, from the weights of every query term it holds: in full when in
+  // its own words, at conceptShare when only among its concepts.
   const lexicalOf = (alias: string) => {
     const search = sql.ref(`${alias}.search`);
     const norm = bm25LengthNorm(sql`length(${search})`, avgLen, q.bm25);
-    return sql<number>`(coalesce((SELECT sum(w.idf[t.k]) FROM terms AS t, weights AS w WHERE ${search} @@ t.q), 0) * ${norm})::float8`;
+    const held = sql`CASE WHEN ${search} @@ t.own THEN 1 ELSE ${conceptShare} END`;
+    return sql<number>`(coalesce((SELECT sum(w.idf[t.k] * ${held}) FROM terms AS t, weights AS w WHERE ${search} @@ t.q), 0) * ${norm})::float8`;
   };
   return { weights, lexicalOf };
 }
 
 /**
  * The session BM25 of every session among the rows of `source` (a CTE with session_id and search)
- * that `holdsTerm` keeps: the sum of the idf of the query terms some row of the session holds.
- * Needs bm25Weights' CTEs.
+ * that `holdsTerm` keeps: the sum of the idf of the query terms some row of the session says in its
+ * own words (a session is about what it says, not about the kinds of its nouns). Needs bm25Weights' CTEs.
  */
 export function sessionLexicalCte(source: string, holdsTerm: RawBuilder<boolean> = sql<boolean>`true`) {
   const from = sql.table(source);
@@ -127,7 +134,7 @@ export function sessionLexicalCte(source: string, holdsTerm: RawBuilder<boolean>
       SELECT x.session_id, sum(w.idf[x.k])::float8 AS lexical
       FROM (
         SELECT DISTINCT s.session_id, t.k FROM ${from} AS s, terms AS t
-        WHERE s.session_id IS NOT NULL AND ${holdsTerm} AND s.search @@ t.q
+        WHERE s.session_id IS NOT NULL AND ${holdsTerm} AND s.search @@ t.own
       ) AS x, weights AS w
       GROUP BY x.session_id
     )`;

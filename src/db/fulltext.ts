@@ -28,6 +28,14 @@ export function termLexemes(term: RawBuilder<unknown>): RawBuilder<string[]> {
   )`;
 }
 
+/**
+ * One query term restricted to a memory's own words: every lexeme of it at weight A, which the
+ * full-text vector gives the content and not its concepts (migration 0010).
+ */
+export function ownWords(term: RawBuilder<unknown>): RawBuilder<string> {
+  return sql<string>`regexp_replace(${term}, '(''(?:[^'']|'''')*'')', '\\1:A', 'g')::tsquery`;
+}
+
 export interface Bm25Parameters {
   /** Term frequency saturation; with binary term frequency it only shapes the length normalization. */
   k1: number;

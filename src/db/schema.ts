@@ -64,6 +64,8 @@ export interface MemoriesTable {
   agent_id: string;
   content: string;
   content_key: string;
+  /** The kinds its nouns are of (migration 0010, src/text/concepts.ts); null until computed. */
+  concepts: string | null;
   binding: 'private' | 'anchored' | 'session' | 'canon';
   anchor_id: string | null;
   session_id: string | null;
@@ -209,6 +211,7 @@ export const TABLES = {
     agent_id: col('text'),
     content: col('text'),
     content_key: col('text'),
+    concepts: col('text', true),
     binding: col('text'),
     anchor_id: col('uuid', true),
     session_id: col('uuid', true),

@@ -4,6 +4,7 @@ import type { Binding, Config } from '../config.js';
 import type { Db } from '../db/connect.js';
 import type { MemoriesTable } from '../db/schema.js';
 import { vectorParam } from '../db/vector.js';
+import { conceptsOf } from '../text/concepts.js';
 import { AppError, notFound } from '../errors.js';
 import type { MemoryObject } from '../schemas/objects.js';
 import { canSeeMemory } from './agent-binding.js';
@@ -19,7 +20,7 @@ export type Memory = z.output<typeof MemoryObject>;
 /** What MEMORY_COLUMNS selects. */
 export type MemoryRow = Omit<
   Selectable<MemoriesTable>,
-  'tenant_id' | 'content_key' | 'embedding' | 'window_embedding' | 'embedder' | 'search' | 'seq'
+  'tenant_id' | 'content_key' | 'concepts' | 'embedding' | 'window_embedding' | 'embedder' | 'search' | 'seq'
 > & {
   anchor_external_id: string | null;
 };
@@ -137,6 +138,7 @@ export async function insertMemory(
       agent_id: m.agentId,
       content: m.content,
       content_key: contentKey(m.content),
+      concepts: conceptsOf(m.content),
       binding: m.binding,
       anchor_id: m.anchorId,
       session_id: m.sessionId,

@@ -1,6 +1,7 @@
 import type { Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { vectorParam } from '../db/vector.js';
+import { conceptsOf } from '../text/concepts.js';
 import { actAs } from '../domain/agent-binding.js';
 import { assertContentLimit } from '../domain/content-limit.js';
 import type { Actor, Core } from '../domain/core.js';
@@ -283,6 +284,7 @@ export class ImportWriter {
         agent_id: r.agent_id,
         content,
         content_key: contentKey(content),
+        concepts: conceptsOf(content),
         ...placed,
         status: r.status,
         confidence: r.confidence,

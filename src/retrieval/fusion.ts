@@ -14,6 +14,7 @@ export interface Fusion {
   lexicalWeight: number;
   bm25: { k1: number; b: number };
   previousLexicalShare: number;
+  conceptShare: number;
   sessionLexicalShare: number;
   windowSemanticShare: number;
   neighbourSemanticShare: number;
@@ -38,6 +39,12 @@ export const FUSION: Fusion = {
    * it holds the words of the question ("How long have you known them?").
    */
   previousLexicalShare: 0.5,
+  /**
+   * Share of its idf that a query term counts for when a memory holds it only among its concepts (the
+   * kinds its nouns are of, src/text/concepts.ts): "violin" is evidence for "instruments", but weaker
+   * than the word itself. Half, as the turn before lends half: context, not the memory's own words.
+   */
+  conceptShare: 0.5,
   /**
    * Share of its session's BM25, the session taken as one document (the idf of every query term some
    * memory of the session holds), that a memory adds to its own: a conversation answers a question

@@ -266,6 +266,7 @@ function partQuery(q: PartQuery) {
     dimensions: q.dimensions,
     lexicalDepth: q.depth,
     previousLexicalShare: FUSION.previousLexicalShare,
+    conceptShare: FUSION.conceptShare,
     windowShare: FUSION.windowSemanticShare,
     bm25: FUSION.bm25,
     headChars: Math.max(SPEAKER_HEAD_CHARS, TIME_CUE_CHARS),

@@ -85,7 +85,11 @@ describe(`migration 0008 on a database in use, on ${engine}`, () => {
   });
 
   it('gives every turn after the first its window with reembed, once', async () => {
-    expect(await reembedMemories({ db: running.core.db }, embedder)).toEqual({ reembedded: 0, windows: 2 });
+    expect(await reembedMemories({ db: running.core.db }, embedder)).toEqual({
+      reembedded: 0,
+      windows: 2,
+      concepts: 3,
+    });
     const expected = await embedder.embed([
       windowText(TURNS[0] as string, TURNS[1] as string),
       windowText(TURNS[1] as string, TURNS[2] as string),
@@ -98,6 +102,10 @@ describe(`migration 0008 on a database in use, on ${engine}`, () => {
         FROM memories WHERE id = ${ids[i + 1]}::uuid`.execute(running.core.db);
       expect(d[0]?.d).toBeCloseTo(0, 6);
     }
-    expect(await reembedMemories({ db: running.core.db }, embedder)).toEqual({ reembedded: 0, windows: 0 });
+    expect(await reembedMemories({ db: running.core.db }, embedder)).toEqual({
+      reembedded: 0,
+      windows: 0,
+      concepts: 0,
+    });
   });
 });

@@ -115,7 +115,7 @@ describe(`changing the embedder on ${engine}`, () => {
       expect(progress.map((p) => p.done)).toEqual([0, 2, 4, 6, 8, 8, 9]);
       expect(await vectorIndexDimensions(handle.db)).toEqual([64]);
       // A second run finds nothing left.
-      expect(await reembedMemories(handle, target)).toEqual({ reembedded: 0, windows: 0 });
+      expect(await reembedMemories(handle, target)).toEqual({ reembedded: 0, windows: 0, concepts: 0 });
     } finally {
       await handle.close();
     }

@@ -127,7 +127,7 @@ describe(`window vectors on ${engine}`, () => {
     const refilled = await windowDistances(api.core, older.ids, windowText(TURNS[0] ?? '', TURNS[1] ?? ''));
     expect(refilled[0]).toBeNull();
     expect(refilled[1]).toBeCloseTo(0, 6);
-    expect(await reembedMemories({ db: api.core.db }, embedder)).toEqual({ reembedded: 0, windows: 0 });
+    expect(await reembedMemories({ db: api.core.db }, embedder)).toEqual({ reembedded: 0, windows: 0, concepts: 0 });
   });
 
   it('ranks a reply by what it answers, blended by windowSemanticShare', async () => {

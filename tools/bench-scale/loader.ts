@@ -4,6 +4,7 @@ import { dropVectorIndex, ensureVectorIndex, toVectorLiteral } from '../../src/d
 import type { Core } from '../../src/domain/core.js';
 import { contentKey } from '../../src/domain/text.js';
 import { windowText } from '../../src/domain/windows.js';
+import { conceptsOf } from '../../src/text/concepts.js';
 import { progressBar } from '../../src/cli/progress.js';
 import { orgName, type Plan, type Sizes } from './plan.js';
 import { memorySeeds, plannedMemories, type MemorySeed } from './rows.js';
@@ -53,7 +54,8 @@ export async function clearDataset(db: Db): Promise<void> {
 
 /**
  * `last` holds the content of each session's latest memory so far, across batches: a session memory
- * gets its window vector as the store path makes it (src/domain/windows.ts).
+ * gets its window vector as the store path makes it (src/domain/windows.ts), and every memory its
+ * concepts (src/text/concepts.ts).
  */
 async function insertMemories(db: Db, core: Core, seeds: MemorySeed[], last: Map<string, string>): Promise<void> {
   const vectors = await core.embedder.embed(seeds.map((s) => s.content));
@@ -72,21 +74,21 @@ async function insertMemories(db: Db, core: Core, seeds: MemorySeed[], last: Map
   // The columns insertMemory writes, as arrays: one statement per batch, still one INSERT per row
   // as far as triggers and the seq identity are concerned, in the order given.
   await sql`
-    INSERT INTO memories (tenant_id, id, agent_id, content, content_key, binding, anchor_id, session_id,
+    INSERT INTO memories (tenant_id, id, agent_id, content, content_key, concepts, binding, anchor_id, session_id,
       confidence, decay_rate, superseded_by, metadata, embedding, window_embedding, embedder, created_at, updated_at,
       last_reinforced_at)
-    SELECT u.tenant_id, u.id, u.agent_id, u.content, u.content_key, u.binding, u.anchor_id, u.session_id,
+    SELECT u.tenant_id, u.id, u.agent_id, u.content, u.content_key, u.concepts, u.binding, u.anchor_id, u.session_id,
       u.confidence, u.decay_rate, NULL, '{}'::jsonb, u.embedding::vector, u.window_embedding::vector, ${core.embedder.id},
       u.created_at, u.created_at, u.created_at
     FROM unnest(
       ${column((s) => s.tenantId)}::uuid[], ${column((s) => s.id)}::uuid[], ${column((s) => s.agentId)}::text[],
       ${column((s) => s.content)}::text[], ${column((s) => contentKey(s.content))}::text[],
-      ${column((s) => s.binding)}::text[], ${column((s) => s.anchorId)}::uuid[], ${column((s) => s.sessionId)}::uuid[],
+      ${column((s) => conceptsOf(s.content))}::text[], ${column((s) => s.binding)}::text[], ${column((s) => s.anchorId)}::uuid[], ${column((s) => s.sessionId)}::uuid[],
       ${column((s) => (s.binding === 'canon' ? 1 : core.config.initialConfidence))}::float8[],
       ${column((s) => decay[s.binding])}::float8[],
       ${column((_, i) => toVectorLiteral(vectors[i] as Float32Array))}::text[], ${windows}::text[],
       ${column((s) => s.createdAt.toISOString())}::timestamptz[]
-    ) WITH ORDINALITY AS u(tenant_id, id, agent_id, content, content_key, binding, anchor_id, session_id,
+    ) WITH ORDINALITY AS u(tenant_id, id, agent_id, content, content_key, concepts, binding, anchor_id, session_id,
       confidence, decay_rate, embedding, window_embedding, created_at, n)
     ORDER BY u.n`.execute(db);
 }

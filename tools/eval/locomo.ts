@@ -39,6 +39,7 @@ const PARTS: Record<string, Partial<Fusion>> = {
   'lexical share of the turn before': { previousLexicalShare: 0 },
   'session lexical score': { sessionLexicalShare: 0 },
   'window vectors': { windowSemanticShare: 0 },
+  concepts: { conceptShare: 0 },
   "neighbours' similarity": { neighbourSemanticShare: 0 },
   "session's similarity": { sessionSemanticShare: 0 },
   'speaker field': { otherSpeakerPenalty: 0 },
