@@ -91,7 +91,17 @@ export async function reembedMemories(
   const filled = await fillWindows(db, embedder, batchSize, (n) => {
     options.onProgress?.({ done: done + n, total: done + Math.max(windows, n) });
   });
-  const concepts = await fillConcepts(db, batchSize);
+  // Then the concepts of the memories stored before migration 0010.
+  const base = done + filled;
+  const { missing } = await db
+    .selectFrom('memories')
+    .select((eb) => eb.fn.countAll<number>().as('missing'))
+    .where('concepts', 'is', null)
+    .executeTakeFirstOrThrow();
+  if (Number(missing) > 0) options.onProgress?.({ done: base, total: base + Number(missing) });
+  const concepts = await fillConcepts(db, batchSize, (n) => {
+    options.onProgress?.({ done: base + n, total: base + Math.max(Number(missing), n) });
+  });
   // Records the embedder and builds the index for its size; refuses if anything was left behind.
   await migrate(db, embedder);
   return { reembedded: done, windows: filled, concepts };
@@ -101,7 +111,7 @@ export async function reembedMemories(
  * Computes the concepts of the memories that have none yet (stored before migration 0010), in
  * (tenant, id) order; returns how many. The statistics follow by trigger (0010).
  */
-async function fillConcepts(db: Db, batchSize: number): Promise<number> {
+async function fillConcepts(db: Db, batchSize: number, onProgress: (done: number) => void): Promise<number> {
   let done = 0;
   let after: { tenantId: string; id: string } | null = null;
   for (;;) {
@@ -121,6 +131,7 @@ async function fillConcepts(db: Db, batchSize: number): Promise<number> {
       }
     });
     done += rows.length;
+    onProgress(done);
     const last = rows[rows.length - 1];
     if (last) after = { tenantId: last.tenant_id, id: last.id };
   }

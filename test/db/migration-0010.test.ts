@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reembedMemories } from '../../src/cli/reembed.js';
+import { reembedMemories, type ReembedProgress } from '../../src/cli/reembed.js';
 import { openDatabase, type Db } from '../../src/db/connect.js';
 import { toVectorLiteral } from '../../src/db/vector.js';
 import { newId } from '../../src/domain/text.js';
@@ -94,7 +94,15 @@ describe(`migration 0010 on a database in use, on ${engine}`, () => {
 
   it('gets the concepts from reembed, once, and the statistics follow', async () => {
     const db = running.core.db;
-    expect(await reembedMemories({ db }, embedder)).toEqual({ reembedded: 0, windows: 0, concepts: 3 });
+    const progress: ReembedProgress[] = [];
+    const done = await reembedMemories({ db }, embedder, { batchSize: 2, onProgress: (p) => progress.push(p) });
+    expect(done).toEqual({ reembedded: 0, windows: 0, concepts: 3 });
+    expect(progress).toEqual([
+      { done: 0, total: 0 },
+      { done: 0, total: 3 },
+      { done: 2, total: 3 },
+      { done: 3, total: 3 },
+    ]);
     const { rows } = await sql<{ id: string; concepts: string }>`
       SELECT id, concepts FROM memories WHERE tenant_id = ${tenantId}`.execute(db);
     expect(new Map(rows.map((r) => [r.id, r.concepts]))).toEqual(

@@ -114,6 +114,7 @@ describe('npm run eval:locomo', () => {
       'lexical share of the turn before',
       'session lexical score',
       'window vectors',
+      'concepts',
       "neighbours' similarity",
       "session's similarity",
       'speaker field',
