@@ -185,7 +185,10 @@ export function conceptsOf(text: string): string {
       for (const offset of frontier) {
         for (const up of net.synset(offset).up) {
           if (net.depth(up) < MIN_DEPTH) continue;
-          for (const kind of net.synset(up).words) kinds.add(kind);
+          // A kind by its name, the synset's first word: its synonyms would double the lexemes for
+          // spellings a question seldom uses (LoCoMo dev: 31 lexemes a turn instead of 47, recall@10
+          // 0.824 instead of 0.820).
+          kinds.add(net.synset(up).words[0] as string);
           next.push(up);
         }
       }
