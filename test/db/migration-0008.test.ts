@@ -1,17 +1,15 @@
 import { sql } from 'kysely';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reembedMemories } from '../../src/cli/reembed.js';
-import { openDatabase } from '../../src/db/connect.js';
 import { toVectorLiteral } from '../../src/db/vector.js';
 import { newId } from '../../src/domain/text.js';
 import { windowText } from '../../src/domain/windows.js';
 import { createHashEmbedder } from '../../src/embedding/hash.js';
 import { recall } from '../../src/retrieval/recall.js';
-import { startCore, type Running } from '../../src/start-core.js';
-import { engine, testConfig } from '../helpers/harness.js';
-import { applyMigrations } from '../helpers/earlier-schema.js';
-import { isolatedDatabase, type IsolatedDb } from '../helpers/isolated-db.js';
+import type { Running } from '../../src/start-core.js';
+import { engine } from '../helpers/harness.js';
+import { startedAfter } from '../helpers/earlier-schema.js';
+import type { IsolatedDb } from '../helpers/isolated-db.js';
 
 const embedder = createHashEmbedder(64);
 const TURNS = ['Where did you spend the summer?', 'In Crete, with my sister.', 'Sounds lovely.'];
@@ -29,32 +27,29 @@ describe(`migration 0008 on a database in use, on ${engine}`, () => {
   const sessionId = newId();
 
   beforeAll(async () => {
-    iso = await isolatedDatabase();
-    const config = testConfig(iso.env);
-    const handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
-    try {
-      await applyMigrations(handle.db, (f) => !f.startsWith('0008'));
-      const now = new Date();
-      const anchorId = newId();
-      await sql`INSERT INTO tenants (id, org_name) VALUES (${tenantId}, ${`org-${tenantId}`})`.execute(handle.db);
-      await sql`INSERT INTO entities (tenant_id, id, kind, external_id) VALUES (${tenantId}, ${anchorId}, 'subject', 'traveller')`.execute(
-        handle.db,
-      );
-      await sql`INSERT INTO sessions (tenant_id, id, agent_id, anchor_id, started_at)
-        VALUES (${tenantId}, ${sessionId}, 'a', ${anchorId}, ${now})`.execute(handle.db);
-      const vectors = await embedder.embed(TURNS);
-      for (const [i, content] of TURNS.entries()) {
-        await sql`INSERT INTO memories (tenant_id, id, agent_id, content, content_key, binding, anchor_id, session_id,
-            confidence, decay_rate, embedding, embedder, created_at, updated_at, last_reinforced_at)
-          VALUES (${tenantId}, ${ids[i]}, 'a', ${content}, ${content}, 'session', ${anchorId}, ${sessionId}, 0.7, 0,
-            ${toVectorLiteral(vectors[i] as Float32Array)}::vector, ${embedder.id}, ${now}, ${now}, ${now})`.execute(
-          handle.db,
+    ({ iso, running } = await startedAfter(
+      (f) => !f.startsWith('0008'),
+      async (db) => {
+        const now = new Date();
+        const anchorId = newId();
+        await sql`INSERT INTO tenants (id, org_name) VALUES (${tenantId}, ${`org-${tenantId}`})`.execute(db);
+        await sql`INSERT INTO entities (tenant_id, id, kind, external_id) VALUES (${tenantId}, ${anchorId}, 'subject', 'traveller')`.execute(
+          db,
         );
-      }
-    } finally {
-      await handle.close();
-    }
-    running = await startCore(config, { embedder, log: pino({ level: 'silent' }) });
+        await sql`INSERT INTO sessions (tenant_id, id, agent_id, anchor_id, started_at)
+          VALUES (${tenantId}, ${sessionId}, 'a', ${anchorId}, ${now})`.execute(db);
+        const vectors = await embedder.embed(TURNS);
+        for (const [i, content] of TURNS.entries()) {
+          await sql`INSERT INTO memories (tenant_id, id, agent_id, content, content_key, binding, anchor_id, session_id,
+              confidence, decay_rate, embedding, embedder, created_at, updated_at, last_reinforced_at)
+            VALUES (${tenantId}, ${ids[i]}, 'a', ${content}, ${content}, 'session', ${anchorId}, ${sessionId}, 0.7, 0,
+              ${toVectorLiteral(vectors[i] as Float32Array)}::vector, ${embedder.id}, ${now}, ${now}, ${now})`.execute(
+            db,
+          );
+        }
+      },
+      embedder,
+    ));
   });
 
   afterAll(async () => {

@@ -1,15 +1,13 @@
 import { sql } from 'kysely';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase } from '../../src/db/connect.js';
 import { toVectorLiteral } from '../../src/db/vector.js';
 import { authenticate, generateApiKey, hashApiKey } from '../../src/domain/keys.js';
 import { newId } from '../../src/domain/text.js';
 import { createHashEmbedder } from '../../src/embedding/hash.js';
-import { startCore, type Running } from '../../src/start-core.js';
-import { engine, newTenant, testConfig } from '../helpers/harness.js';
-import { applyMigrations } from '../helpers/earlier-schema.js';
-import { isolatedDatabase, type IsolatedDb } from '../helpers/isolated-db.js';
+import type { Running } from '../../src/start-core.js';
+import { engine, newTenant } from '../helpers/harness.js';
+import { startedAfter } from '../helpers/earlier-schema.js';
+import type { IsolatedDb } from '../helpers/isolated-db.js';
 import { storeMemory } from '../helpers/store-recall.js';
 import { createApp } from '../../src/app.js';
 import request from 'supertest';
@@ -28,30 +26,27 @@ describe(`migration 0009 on a database in use, on ${engine}`, () => {
   const tenantId = newId();
 
   beforeAll(async () => {
-    iso = await isolatedDatabase();
-    const config = testConfig(iso.env);
-    const handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
-    try {
-      await applyMigrations(handle.db, (f) => f < '0009');
-      const now = new Date();
-      const vector = toVectorLiteral(new Float32Array(embedder.dimensions).fill(0.1));
-      await sql`INSERT INTO tenants (id, org_name) VALUES (${tenantId}, ${`org-${tenantId}`})`.execute(handle.db);
-      await sql`INSERT INTO api_keys (tenant_id, id, name, key_prefix, key_hash, scopes)
-        VALUES (${tenantId}, ${newId()}, 'old', ${oldKey.slice(0, 12)}, ${hashApiKey(oldKey)},
-          ${['read', 'write', 'admin']})`.execute(handle.db);
-      for (let i = 0; i < 3; i++) {
-        await sql`INSERT INTO memories (tenant_id, id, agent_id, content, content_key, binding, confidence,
-            decay_rate, embedding, embedder, created_at, updated_at, last_reinforced_at)
-          VALUES (${tenantId}, ${newId()}, 'a', ${`old fact ${i}`}, ${`old fact ${i}`}, 'private', 0.7, 0,
-            ${vector}::vector, ${embedder.id}, ${now}, ${now}, ${now})`.execute(handle.db);
-        await sql`INSERT INTO audit_events (tenant_id, id, at, action) VALUES (${tenantId}, ${newId()}, ${now}, 'key_created')`.execute(
-          handle.db,
-        );
-      }
-    } finally {
-      await handle.close();
-    }
-    running = await startCore(config, { embedder, log: pino({ level: 'silent' }) });
+    ({ iso, running } = await startedAfter(
+      (f) => f < '0009',
+      async (db) => {
+        const now = new Date();
+        const vector = toVectorLiteral(new Float32Array(embedder.dimensions).fill(0.1));
+        await sql`INSERT INTO tenants (id, org_name) VALUES (${tenantId}, ${`org-${tenantId}`})`.execute(db);
+        await sql`INSERT INTO api_keys (tenant_id, id, name, key_prefix, key_hash, scopes)
+          VALUES (${tenantId}, ${newId()}, 'old', ${oldKey.slice(0, 12)}, ${hashApiKey(oldKey)},
+            ${['read', 'write', 'admin']})`.execute(db);
+        for (let i = 0; i < 3; i++) {
+          await sql`INSERT INTO memories (tenant_id, id, agent_id, content, content_key, binding, confidence,
+              decay_rate, embedding, embedder, created_at, updated_at, last_reinforced_at)
+            VALUES (${tenantId}, ${newId()}, 'a', ${`old fact ${i}`}, ${`old fact ${i}`}, 'private', 0.7, 0,
+              ${vector}::vector, ${embedder.id}, ${now}, ${now}, ${now})`.execute(db);
+          await sql`INSERT INTO audit_events (tenant_id, id, at, action) VALUES (${tenantId}, ${newId()}, ${now}, 'key_created')`.execute(
+            db,
+          );
+        }
+      },
+      embedder,
+    ));
   });
 
   afterAll(async () => {

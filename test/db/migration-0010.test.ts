@@ -1,17 +1,16 @@
 import { sql } from 'kysely';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reembedMemories, type ReembedProgress } from '../../src/cli/reembed.js';
-import { openDatabase, type Db } from '../../src/db/connect.js';
+import type { Db } from '../../src/db/connect.js';
 import { toVectorLiteral } from '../../src/db/vector.js';
 import { newId } from '../../src/domain/text.js';
 import { createHashEmbedder } from '../../src/embedding/hash.js';
 import { recall } from '../../src/retrieval/recall.js';
-import { startCore, type Running } from '../../src/start-core.js';
+import type { Running } from '../../src/start-core.js';
 import { conceptsOf } from '../../src/text/concepts.js';
-import { engine, testConfig } from '../helpers/harness.js';
-import { applyMigrations } from '../helpers/earlier-schema.js';
-import { isolatedDatabase, type IsolatedDb } from '../helpers/isolated-db.js';
+import { engine } from '../helpers/harness.js';
+import { startedAfter } from '../helpers/earlier-schema.js';
+import type { IsolatedDb } from '../helpers/isolated-db.js';
 
 const embedder = createHashEmbedder(64);
 const NOTES = ['I spent the evening playing my violin.', 'We took the night train to Spain.', 'Lunch was late.'];
@@ -54,27 +53,24 @@ describe(`migration 0010 on a database in use, on ${engine}`, () => {
     recall(running.core, actor, { agentId: 'a', query, anchor: {}, limit: 3, includeSuperseded: false });
 
   beforeAll(async () => {
-    iso = await isolatedDatabase();
-    const config = testConfig(iso.env);
-    const handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
-    try {
-      await applyMigrations(handle.db, (f) => !f.startsWith('0010'));
-      const now = new Date();
-      await sql`INSERT INTO tenants (id, org_name) VALUES (${tenantId}, ${`org-${tenantId}`})`.execute(handle.db);
-      const vectors = await embedder.embed(NOTES);
-      for (const [i, content] of NOTES.entries()) {
-        await sql`INSERT INTO memories (tenant_id, id, agent_id, content, content_key, binding,
-            confidence, decay_rate, embedding, embedder, created_at, updated_at, last_reinforced_at)
-          VALUES (${tenantId}, ${ids[i]}, 'a', ${content}, ${content}, 'private', 0.7, 0,
-            ${toVectorLiteral(vectors[i] as Float32Array)}::vector, ${embedder.id}, ${now}, ${now}, ${now})`.execute(
-          handle.db,
-        );
-      }
-      before = await statistics(handle.db);
-    } finally {
-      await handle.close();
-    }
-    running = await startCore(config, { embedder, log: pino({ level: 'silent' }) });
+    ({ iso, running } = await startedAfter(
+      (f) => !f.startsWith('0010'),
+      async (db) => {
+        const now = new Date();
+        await sql`INSERT INTO tenants (id, org_name) VALUES (${tenantId}, ${`org-${tenantId}`})`.execute(db);
+        const vectors = await embedder.embed(NOTES);
+        for (const [i, content] of NOTES.entries()) {
+          await sql`INSERT INTO memories (tenant_id, id, agent_id, content, content_key, binding,
+              confidence, decay_rate, embedding, embedder, created_at, updated_at, last_reinforced_at)
+            VALUES (${tenantId}, ${ids[i]}, 'a', ${content}, ${content}, 'private', 0.7, 0,
+              ${toVectorLiteral(vectors[i] as Float32Array)}::vector, ${embedder.id}, ${now}, ${now}, ${now})`.execute(
+            db,
+          );
+        }
+        before = await statistics(db);
+      },
+      embedder,
+    ));
   });
 
   afterAll(async () => {
@@ -90,6 +86,10 @@ describe(`migration 0010 on a database in use, on ${engine}`, () => {
       FROM memories AS m WHERE m.tenant_id = ${tenantId}`.execute(db);
     expect(rows).toEqual(NOTES.map(() => ({ same: true, concepts: null })));
     expect((await ask('violin'))[0]?.id).toBe(ids[0]);
+    // Room on every page for a reinforcement's new row version (a HOT update).
+    const { rows: options } = await sql<{ options: string[] }>`
+      SELECT reloptions AS options FROM pg_class WHERE relname = 'memories'`.execute(db);
+    expect(options[0]?.options).toContain('fillfactor=85');
   });
 
   it('gets the concepts from reembed, once, and the statistics follow', async () => {

@@ -1,8 +1,13 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { sql } from 'kysely';
-import type { Db } from '../../src/db/connect.js';
+import { pino } from 'pino';
+import { openDatabase, type Db } from '../../src/db/connect.js';
 import { splitStatements } from '../../src/db/migrate.js';
+import type { Embedder } from '../../src/embedding/embedder.js';
+import { startCore, type Running } from '../../src/start-core.js';
+import { testConfig } from './harness.js';
+import { isolatedDatabase, type IsolatedDb } from './isolated-db.js';
 
 /**
  * Applies the migrations `wanted` keeps, in order, and records them as the runner does: a database
@@ -20,4 +25,25 @@ export async function applyMigrations(db: Db, wanted: (name: string) => boolean)
     }
     await sql`INSERT INTO schema_migrations (name) VALUES (${name})`.execute(db);
   }
+}
+
+/**
+ * An isolated database as an earlier release left it (the migrations `wanted` keeps, then what
+ * `seed` writes), started: the start applies the migrations left out.
+ */
+export async function startedAfter(
+  wanted: (name: string) => boolean,
+  seed: (db: Db) => Promise<void>,
+  embedder: Embedder,
+): Promise<{ iso: IsolatedDb; running: Running }> {
+  const iso = await isolatedDatabase();
+  const config = testConfig(iso.env);
+  const handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
+  try {
+    await applyMigrations(handle.db, wanted);
+    await seed(handle.db);
+  } finally {
+    await handle.close();
+  }
+  return { iso, running: await startCore(config, { embedder, log: pino({ level: 'silent' }) }) };
 }
