@@ -93,14 +93,18 @@ export async function reembedMemories(
   });
   // Then the concepts of the memories stored before migration 0010.
   const base = done + filled;
-  const { missing } = await db
-    .selectFrom('memories')
-    .select((eb) => eb.fn.countAll<number>().as('missing'))
-    .where('concepts', 'is', null)
-    .executeTakeFirstOrThrow();
-  if (Number(missing) > 0) options.onProgress?.({ done: base, total: base + Number(missing) });
+  const missing = Number(
+    (
+      await db
+        .selectFrom('memories')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('concepts', 'is', null)
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
+  if (missing > 0) options.onProgress?.({ done: base, total: base + missing });
   const concepts = await fillConcepts(db, batchSize, (n) => {
-    options.onProgress?.({ done: base + n, total: base + Math.max(Number(missing), n) });
+    options.onProgress?.({ done: base + n, total: base + Math.max(missing, n) });
   });
   // Records the embedder and builds the index for its size; refuses if anything was left behind.
   await migrate(db, embedder);

