@@ -13,7 +13,8 @@ export const MIGRATION_LOCK_KEY = 7_214_003_118_505_001;
 
 export class EmbedderMismatchError extends Error {}
 
-async function readMigrations(): Promise<{ name: string; sql: string }[]> {
+/** The migration files, in the order they apply. */
+export async function readMigrations(): Promise<{ name: string; sql: string }[]> {
   const files = (await fs.readdir(MIGRATIONS_DIR)).filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f)).sort();
   return Promise.all(
     files.map(async (name) => ({ name, sql: await fs.readFile(path.join(MIGRATIONS_DIR, name), 'utf8') })),

@@ -1,9 +1,7 @@
-import fs from 'node:fs/promises';
-import path from 'node:path';
 import { sql } from 'kysely';
 import { pino } from 'pino';
 import { openDatabase, type Db } from '../../src/db/connect.js';
-import { splitStatements } from '../../src/db/migrate.js';
+import { readMigrations, splitStatements } from '../../src/db/migrate.js';
 import type { Embedder } from '../../src/embedding/embedder.js';
 import { startCore, type Running } from '../../src/start-core.js';
 import { testConfig } from './harness.js';
@@ -14,16 +12,12 @@ import { isolatedDatabase, type IsolatedDb } from './isolated-db.js';
  * as an earlier release left it, for tests of the migration that came after.
  */
 export async function applyMigrations(db: Db, wanted: (name: string) => boolean): Promise<void> {
-  const dir = path.resolve('migrations');
-  const names = (await fs.readdir(dir)).filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f) && wanted(f)).sort();
   await sql`CREATE TABLE schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`.execute(
     db,
   );
-  for (const name of names) {
-    for (const statement of splitStatements(await fs.readFile(path.join(dir, name), 'utf8'))) {
-      await sql.raw(statement).execute(db);
-    }
-    await sql`INSERT INTO schema_migrations (name) VALUES (${name})`.execute(db);
+  for (const m of (await readMigrations()).filter((x) => wanted(x.name))) {
+    for (const statement of splitStatements(m.sql)) await sql.raw(statement).execute(db);
+    await sql`INSERT INTO schema_migrations (name) VALUES (${m.name})`.execute(db);
   }
 }
 
