@@ -1,6 +1,7 @@
 import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import type { Binding } from '../config.js';
 import { bm25Idf, bm25LengthNorm, ownWords, queryTerms, termLexemes, type Bm25Parameters } from './fulltext.js';
+import { irregularForms } from '../text/irregular-forms.js';
 import type { Database } from './schema.js';
 import type { ScopeUnit, ScopeStats } from './scope-stats.js';
 import { unitKeys } from './scope-stats.js';
@@ -91,20 +92,23 @@ export function bm25Weights(
   const idf = bm25Idf(sql`tdf.df`, n);
   const weights = sql`units AS MATERIALIZED (SELECT ${unitKeys(q.units)} AS keys),
     terms AS MATERIALIZED (
-      SELECT (row_number() OVER ())::int AS k, t.q, ${ownWords(sql`t.term`)} AS own, ${termLexemes(sql`t.term`)} AS lexemes
-      FROM ${queryTerms(q.text)} AS t
+      SELECT (row_number() OVER ())::int AS k, t.q, t.alternatives, ${ownWords(sql`t.term`)} AS own,
+        ${termLexemes(sql`t.term`)} AS lexemes
+      FROM ${queryTerms(q.text, irregularForms(q.text))} AS t
     ),
-    -- A phrase's frequency is taken as its rarest word's: an upper bound, close enough for BM25.
+    -- A phrase's frequency is taken as its rarest word's, a group of forms' as the sum of theirs:
+    -- upper bounds, close enough for BM25.
     -- Each counter by its whole key (LATERAL … LIMIT 1), so that no plan reads other units' counters.
     tdf AS MATERIALIZED (
       SELECT terms.k, terms.q, coalesce((
-        SELECT min(coalesce((
-          SELECT sum(s.df) FROM unnest((SELECT u.keys FROM units AS u)::text[]) AS uk(unit)
-          CROSS JOIN LATERAL (
-            SELECT x.df FROM memory_term_stats AS x
-            WHERE x.tenant_id = ${q.tenantId} AND x.unit = uk.unit AND x.lexeme = l.lexeme LIMIT 1
-          ) AS s), 0))
-        FROM unnest(terms.lexemes) AS l(lexeme)), 0)::float8 AS df
+        SELECT CASE WHEN terms.alternatives THEN sum(d.df) ELSE min(d.df) END FROM (
+          SELECT coalesce((
+            SELECT sum(s.df) FROM unnest((SELECT u.keys FROM units AS u)::text[]) AS uk(unit)
+            CROSS JOIN LATERAL (
+              SELECT x.df FROM memory_term_stats AS x
+              WHERE x.tenant_id = ${q.tenantId} AND x.unit = uk.unit AND x.lexeme = l.lexeme LIMIT 1
+            ) AS s), 0) AS df
+          FROM unnest(terms.lexemes) AS l(lexeme)) AS d), 0)::float8 AS df
       FROM terms
     ),
     -- The idf of term k is idf[k].

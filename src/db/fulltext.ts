@@ -9,11 +9,25 @@ import { sql, type RawBuilder } from 'kysely';
  * words) stays one term. Lexemes can contain '&' (URLs: 'example.com/?a=1&b=2') but never a space,
  * so only the operator with its surrounding spaces, as tsquery prints it, splits. A query of stop
  * words has no terms.
+ *
+ * `forms` are groups of word forms that stemming leaves apart (src/text/irregular-forms.ts), each
+ * space-separated: a term that is one of a group's lexemes becomes all of them, ORed
+ * ('go' | 'went' | 'gone'), and is marked `alternatives`.
  */
-export function queryTerms(text: string): RawBuilder<{ term: string; q: string }> {
+export function queryTerms(
+  text: string,
+  forms: readonly string[] = [],
+): RawBuilder<{ term: string; q: string; alternatives: boolean }> {
   return sql`(
-    SELECT DISTINCT x.term, x.term::tsquery AS q
+    SELECT DISTINCT coalesce(a.term, x.term) AS term, coalesce(a.term, x.term)::tsquery AS q,
+      a.term IS NOT NULL AS alternatives
     FROM regexp_split_to_table(plainto_tsquery('english', ${text})::text, ' & ') AS x(term)
+    LEFT JOIN LATERAL (
+      SELECT replace(g.q, ' & ', ' | ') AS term
+      FROM (SELECT plainto_tsquery('english', f.forms)::text AS q FROM unnest(${[...forms]}::text[]) AS f(forms)) AS g
+      WHERE strpos(' ' || replace(g.q, ' & ', ' ') || ' ', ' ' || x.term || ' ') > 0
+      LIMIT 1
+    ) AS a ON true
     WHERE x.term <> ''
   )`;
 }

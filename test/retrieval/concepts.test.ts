@@ -1,11 +1,9 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import type { CandidateRow } from '../../src/db/candidates.js';
-import { readScopeStats } from '../../src/db/scope-stats.js';
 import { FUSION } from '../../src/retrieval/fusion.js';
-import { candidatesQuery, scanQuery, scopeUnits, type RecallScope } from '../../src/retrieval/recall.js';
 import { conceptsOf } from '../../src/text/concepts.js';
-import { engine, newTenant, testApi, type TestApi } from '../helpers/harness.js';
+import { engine, newTenant, testApi } from '../helpers/harness.js';
+import { lexicalScores } from '../helpers/lexical-scores.js';
 import { recall, storeMemory } from '../helpers/store-recall.js';
 
 /**
@@ -68,26 +66,3 @@ describe(`concepts on ${engine}`, () => {
     expect(recalled.find((r) => r.id === violin)?.score_details.lexical).toBeGreaterThan(0);
   });
 });
-
-/** Each candidate's BM25 by the one-pass statement and by the lookup statement, by id. */
-async function lexicalScores(api: TestApi, tenantId: string, text: string) {
-  const { core } = api;
-  const scope: RecallScope = { tenantId, agentId: 'a', anchorId: null, sessionId: null, includeSuperseded: false };
-  const [stats] = await readScopeStats(core.db, tenantId, [scopeUnits(scope, 'subject')]);
-  const [embedding] = await core.embedder.embed([text], { kind: 'query' });
-  const part = {
-    db: core.db,
-    dimensions: core.embedder.dimensions,
-    scope,
-    part: 'subject' as const,
-    stats: stats!,
-    text,
-    embedding: embedding as Float32Array,
-    depth: 10,
-  };
-  const byId = (rows: CandidateRow[]) => new Map(rows.filter((r) => r.candidate).map((r) => [r.id, r.lexical]));
-  return {
-    scan: byId((await scanQuery(part).execute(core.db)).rows),
-    lookup: byId((await candidatesQuery(part, []).execute(core.db)).rows),
-  };
-}

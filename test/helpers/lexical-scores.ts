@@ -1,0 +1,30 @@
+import type { CandidateRow } from '../../src/db/candidates.js';
+import { readScopeStats } from '../../src/db/scope-stats.js';
+import { candidatesQuery, scanQuery, scopeUnits, type RecallScope } from '../../src/retrieval/recall.js';
+import type { TestApi } from './harness.js';
+
+/**
+ * Each candidate's BM25 for `text` among agent `a`'s private memories, by the one-pass statement and
+ * by the lookup statement (given no vector candidates), by id.
+ */
+export async function lexicalScores(api: TestApi, tenantId: string, text: string) {
+  const { core } = api;
+  const scope: RecallScope = { tenantId, agentId: 'a', anchorId: null, sessionId: null, includeSuperseded: false };
+  const [stats] = await readScopeStats(core.db, tenantId, [scopeUnits(scope, 'subject')]);
+  const [embedding] = await core.embedder.embed([text], { kind: 'query' });
+  const part = {
+    db: core.db,
+    dimensions: core.embedder.dimensions,
+    scope,
+    part: 'subject' as const,
+    stats: stats!,
+    text,
+    embedding: embedding as Float32Array,
+    depth: 10,
+  };
+  const byId = (rows: CandidateRow[]) => new Map(rows.filter((r) => r.candidate).map((r) => [r.id, r.lexical]));
+  return {
+    scan: byId((await scanQuery(part).execute(core.db)).rows),
+    lookup: byId((await candidatesQuery(part, []).execute(core.db)).rows),
+  };
+}
