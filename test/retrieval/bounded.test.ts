@@ -22,6 +22,7 @@ import { createHashEmbedder } from '../../src/embedding/hash.js';
 import { startCore, type Running } from '../../src/start-core.js';
 import { engine, newTenant, testConfig, type Tenant, type TestApi } from '../helpers/harness.js';
 import { isolatedDatabase, type IsolatedDb } from '../helpers/isolated-db.js';
+import { subjectPart } from '../helpers/lexical-scores.js';
 
 /**
  * Recall reads a number of memories bounded by its candidates, not by its scope: every statement a
@@ -262,16 +263,7 @@ describe(`recall's cost on ${engine}`, () => {
         .executeTakeFirstOrThrow();
     // Each word alone is beyond the lexical budget, so a search by rare words alone finds nothing.
     for (const word of ['invoice', 'kitchen']) expect(Number((await holding(word)).n)).toBeGreaterThan(LEXICAL_BUDGET);
-    const part = {
-      db: core.db,
-      dimensions: core.embedder.dimensions,
-      scope,
-      part: 'subject' as const,
-      stats: stats!,
-      text,
-      embedding: embedding as Float32Array,
-      depth: 50,
-    };
+    const part = subjectPart(core, scope, stats!, text, embedding as Float32Array, 50);
     const { rows } = await candidatesQuery(part, []).execute(core.db);
     const lexical = rows.filter((r) => r.candidate && r.lexical > 0);
     expect(lexical.length).toBe(50);
