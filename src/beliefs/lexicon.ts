@@ -3,7 +3,7 @@
  * stemming that makes inflections of one word compare equal.
  */
 
-import { ADVERBS as ENGLISH_ADVERBS, IRREGULAR_PAST as ENGLISH_IRREGULAR_PAST, union, words } from '../text/english.js';
+import { ADVERBS as ENGLISH_ADVERBS, IRREGULAR_PLURALS, IRREGULAR_VERBS, union, words } from '../text/english.js';
 
 export const DETERMINERS = words('the a an this that these those some any every each');
 export const ARTICLES = words('a an the');
@@ -130,8 +130,15 @@ export const NUMBER_WORDS: Readonly<Record<string, number>> = {
   ninety: 90,
 };
 
-/** Irregular forms to their lemma, so that "has"/"have" and "children"/"kids" compare equal. */
+/**
+ * Irregular forms to their lemma, so that "has"/"have" and "children"/"kids" compare equal: the
+ * irregular verbs and plurals of src/text/english.ts, the auxiliaries, and a few words the detector
+ * takes as one.
+ */
 const IRREGULAR: Readonly<Record<string, string>> = {
+  ...Object.fromEntries(
+    [...IRREGULAR_VERBS, ...IRREGULAR_PLURALS].flatMap(([lemma = '', ...forms]) => forms.map((form) => [form, lemma])),
+  ),
   has: 'have',
   had: 'have',
   having: 'have',
@@ -146,60 +153,11 @@ const IRREGULAR: Readonly<Record<string, string>> = {
   did: 'do',
   done: 'do',
   goes: 'go',
-  went: 'go',
-  gone: 'go',
-  ate: 'eat',
-  eaten: 'eat',
-  drank: 'drink',
-  drunk: 'drink',
-  spoke: 'speak',
-  spoken: 'speak',
-  knew: 'know',
-  known: 'know',
-  left: 'leave',
-  took: 'take',
-  taken: 'take',
-  got: 'get',
-  gotten: 'get',
-  made: 'make',
-  began: 'begin',
-  begun: 'begin',
-  ran: 'run',
-  wrote: 'write',
-  written: 'write',
-  woke: 'wake',
-  woken: 'wake',
-  wore: 'wear',
-  worn: 'wear',
-  kept: 'keep',
-  met: 'meet',
-  slept: 'sleep',
-  swam: 'swim',
-  swum: 'swim',
-  rode: 'ride',
-  ridden: 'ride',
-  taught: 'teach',
-  thought: 'think',
-  felt: 'feel',
-  bought: 'buy',
-  drove: 'drive',
-  driven: 'drive',
-  came: 'come',
-  saw: 'see',
-  seen: 'see',
-  became: 'become',
-  grew: 'grow',
-  grown: 'grow',
-  children: 'child',
   kids: 'child',
   kid: 'child',
-  people: 'person',
   persons: 'person',
-  men: 'man',
-  women: 'woman',
-  feet: 'foot',
 };
-export const IRREGULAR_PAST = union(ENGLISH_IRREGULAR_PAST, words('spoke'));
+export { IRREGULAR_PAST } from '../text/english.js';
 export const PAST_PARTICIPLES = words(
   'been had gone done eaten drunk spoken known left taken gotten got made begun run written woken worn kept ' +
     'met slept swum ridden taught thought felt bought driven come seen become grown born',

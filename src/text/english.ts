@@ -20,8 +20,32 @@ export const ADVERBS = words(
   'also really usually always often sometimes just actually currently mostly only still already generally ' +
     'typically normally recently definitely now',
 );
+/** A list of word groups, each its forms separated by spaces, the groups by commas. */
+const groups = (list: string): readonly (readonly string[])[] =>
+  list
+    .split(',')
+    .map((group) => group.trim().split(/\s+/u))
+    .filter((group) => group[0] !== '');
+
+/**
+ * Irregular verbs as base, past and past participle where it differs from the past; be, have and do
+ * are stop words and left to the lists above. Verbs whose forms are as often other words ("a bit",
+ * "this fall", "lead", "mean") are left out.
+ */
+export const IRREGULAR_VERBS = groups(`
+  become became, begin began begun, blow blew blown, break broke broken, bring brought, build built,
+  buy bought, catch caught, choose chose chosen, come came, dig dug, draw drew drawn, drink drank drunk,
+  drive drove driven, eat ate eaten, feed fed, feel felt, fight fought, find found, fly flew flown,
+  forget forgot forgotten, freeze froze frozen, get got gotten, give gave given, go went gone,
+  grow grew grown, hang hung, hear heard, hide hid hidden, hold held, keep kept, know knew known, leave left,
+  lend lent, lose lost, make made, meet met, pay paid, ride rode ridden, ring rang rung, run ran, say said,
+  see saw seen, seek sought, sell sold, send sent, shake shook shaken, shoot shot, sing sang sung, sit sat,
+  sleep slept, speak spoke spoken, spend spent, stand stood, steal stole stolen, stick stuck, swim swam swum,
+  take took taken, teach taught, tell told, think thought, throw threw thrown, understand understood,
+  wake woke woken, wear wore worn, win won, write wrote written`);
+/** Plurals not formed with -s. */
+export const IRREGULAR_PLURALS = groups(`child children, man men, woman women,
+  person people, wife wives, foot feet, tooth teeth, mouse mice`);
+
 /** Past tenses not formed with -ed. */
-export const IRREGULAR_PAST = words(
-  'was were had did went ate drank knew left took got made began ran wrote woke wore kept met slept swam rode ' +
-    'taught thought felt bought drove came saw became grew',
-);
+export const IRREGULAR_PAST = union(words('was were had did'), new Set(IRREGULAR_VERBS.map((forms) => forms[1] ?? '')));
