@@ -3,7 +3,14 @@
  * stemming that makes inflections of one word compare equal.
  */
 
-import { ADVERBS as ENGLISH_ADVERBS, IRREGULAR_PLURALS, IRREGULAR_VERBS, union, words } from '../text/english.js';
+import {
+  ADVERBS as ENGLISH_ADVERBS,
+  COLLOQUIAL_WORDS,
+  IRREGULAR_PLURALS,
+  IRREGULAR_VERBS,
+  union,
+  words,
+} from '../text/english.js';
 
 export const DETERMINERS = words('the a an this that these those some any every each');
 export const ARTICLES = words('a an the');
@@ -132,12 +139,14 @@ export const NUMBER_WORDS: Readonly<Record<string, number>> = {
 
 /**
  * Irregular forms to their lemma, so that "has"/"have" and "children"/"kids" compare equal: the
- * irregular verbs and plurals of src/text/english.ts, the auxiliaries, and a few words the detector
- * takes as one.
+ * irregular verbs and plurals and the colloquial words of src/text/english.ts, the auxiliaries, and
+ * a few words the detector takes as one.
  */
 const IRREGULAR: Readonly<Record<string, string>> = {
   ...Object.fromEntries(
-    [...IRREGULAR_VERBS, ...IRREGULAR_PLURALS].flatMap(([lemma = '', ...forms]) => forms.map((form) => [form, lemma])),
+    [...IRREGULAR_VERBS, ...IRREGULAR_PLURALS, ...COLLOQUIAL_WORDS].flatMap(([lemma = '', ...forms]) =>
+      forms.map((form) => [form, lemma]),
+    ),
   ),
   has: 'have',
   had: 'have',
@@ -153,8 +162,6 @@ const IRREGULAR: Readonly<Record<string, string>> = {
   did: 'do',
   done: 'do',
   goes: 'go',
-  kids: 'child',
-  kid: 'child',
   persons: 'person',
 };
 export { IRREGULAR_PAST } from '../text/english.js';

@@ -1,7 +1,7 @@
 import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import type { Binding } from '../config.js';
 import { bm25Idf, bm25LengthNorm, ownWords, queryTerms, termLexemes, type Bm25Parameters } from './fulltext.js';
-import { irregularForms } from '../text/irregular-forms.js';
+import { wordGroups } from '../text/word-groups.js';
 import type { Database } from './schema.js';
 import type { ScopeUnit, ScopeStats } from './scope-stats.js';
 import { unitKeys } from './scope-stats.js';
@@ -94,7 +94,7 @@ export function bm25Weights(
     terms AS MATERIALIZED (
       SELECT (row_number() OVER ())::int AS k, t.q, t.alternatives, ${ownWords(sql`t.term`)} AS own,
         ${termLexemes(sql`t.term`)} AS lexemes
-      FROM ${queryTerms(q.text, irregularForms(q.text))} AS t
+      FROM ${queryTerms(q.text, wordGroups(q.text))} AS t
     ),
     -- A phrase's frequency is taken as its rarest word's, a group of forms' as the sum of theirs:
     -- upper bounds, close enough for BM25.

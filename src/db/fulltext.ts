@@ -10,7 +10,7 @@ import { sql, type RawBuilder } from 'kysely';
  * so only the operator with its surrounding spaces, as tsquery prints it, splits. A query of stop
  * words has no terms.
  *
- * `forms` are groups of word forms that stemming leaves apart (src/text/irregular-forms.ts), each
+ * `forms` are groups of words that stemming leaves apart (src/text/word-groups.ts), each
  * space-separated: a term that is one of a group's lexemes becomes all of them, ORed
  * ('go' | 'went' | 'gone'), and is marked `alternatives`.
  */

@@ -1,7 +1,8 @@
 /**
- * English words that more than one reader of text needs: the contradiction detector (src/beliefs)
- * and the deterministic extractor (src/extraction). A list lives here once; where one reader must
- * treat more words alike than the other, it adds them to the shared list in its own module.
+ * English words that more than one reader of text needs: the contradiction detector (src/beliefs),
+ * the deterministic extractor (src/extraction) and recall's word groups (src/text/word-groups.ts).
+ * A list lives here once; where one reader must treat more words alike than the other, it adds
+ * them to the shared list in its own module.
  */
 
 export const words = (list: string): ReadonlySet<string> => new Set(list.split(/\s+/u).filter(Boolean));
@@ -46,6 +47,17 @@ export const IRREGULAR_VERBS = groups(`
 /** Plurals not formed with -s. */
 export const IRREGULAR_PLURALS = groups(`child children, man men, woman women,
   person people, wife wives, foot feet, tooth teeth, mouse mice`);
+
+/**
+ * Standard words and the colloquial words and spellings of chat that say the same, the standard word
+ * first: a question asks for "children" or "family", a conversation says "kids" or "fam". Only words
+ * with no other common sense: "pic" joins "photo", "shot" (a gun's too) does not.
+ */
+export const COLLOQUIAL_WORDS = groups(`child kid kids, family fam, mother mom mum mama mommy,
+  father dad daddy papa, brother bro, sister sis, grandmother grandma granny, grandfather grandpa,
+  husband hubby, photo photograph picture pic pics, favorite favourite fave fav, vacation vacay,
+  conversation convo, birthday bday, television tv, university uni, bicycle bike, information info,
+  congratulations congrats, color colour, neighbor neighbour, theater theatre, business biz, puppy pup`);
 
 /** Past tenses not formed with -ed. */
 export const IRREGULAR_PAST = union(words('was were had did'), new Set(IRREGULAR_VERBS.map((forms) => forms[1] ?? '')));

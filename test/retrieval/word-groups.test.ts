@@ -4,10 +4,10 @@ import { lexicalScores } from '../helpers/lexical-scores.js';
 import { recall, storeMemory } from '../helpers/store-recall.js';
 
 /**
- * Irregular forms (src/text/irregular-forms.ts): a query word matches every form of its group, as
- * one term whose document frequency is the sum of its forms', in both candidate statements.
+ * Word groups (src/text/word-groups.ts): a query word matches every word of its group, as one term
+ * whose document frequency is the sum of its words', in both candidate statements.
  */
-describe(`irregular forms on ${engine}`, () => {
+describe(`word groups on ${engine}`, () => {
   it('match a query word with its other forms, as one term of summed frequency', async () => {
     const api = await testApi();
     const t = await newTenant(api);
@@ -33,5 +33,20 @@ describe(`irregular forms on ${engine}`, () => {
 
     const recalled = await recall(api, t.auth, { agent_id: 'a', query: 'When did we go to Lisbon?', limit: 3 });
     expect(recalled[0]?.id).toBe(went);
+  });
+
+  it("match a verb's inflections and a word's colloquial equals", async () => {
+    const api = await testApi();
+    const t = await newTenant(api);
+    const went = await storeMemory(api, t.auth, { agent_id: 'a', content: 'We went to Lisbon for a week.' });
+    const kids = await storeMemory(api, t.auth, { agent_id: 'a', content: 'The kids love the beach.' });
+    await storeMemory(api, t.auth, { agent_id: 'a', content: 'My sister plays chess.' });
+    const byGoing = await lexicalScores(api, t.tenantId, 'going');
+    const byChildren = await lexicalScores(api, t.tenantId, 'children');
+    const matched = (scores: Map<string, number>) => [...scores].filter(([, score]) => score > 0).map(([id]) => id);
+    for (const statement of ['scan', 'lookup'] as const) {
+      expect(matched(byGoing[statement])).toEqual([went]);
+      expect(matched(byChildren[statement])).toEqual([kids]);
+    }
   });
 });
