@@ -41,11 +41,13 @@ function merged(groups: readonly (readonly string[])[]): string[][] {
   return result;
 }
 
+const VERB_BASES = new Set(IRREGULAR_VERBS.map(([base = '']) => base));
+
 const GROUP_OF = new Map<string, string>(
   merged([...IRREGULAR_VERBS, ...IRREGULAR_PLURALS, ...COLLOQUIAL_WORDS]).flatMap((group) => {
-    const joined = group.join(' ');
-    const verb = IRREGULAR_VERBS.find((forms) => forms[0] === group[0]);
-    return [...(verb ? inflections(verb[0] ?? '') : []), ...group].map((word) => [word, joined] as const);
+    const [first = ''] = group;
+    const written = VERB_BASES.has(first) ? [...inflections(first), ...group] : group;
+    return written.map((word) => [word, group.join(' ')] as const);
   }),
 );
 
