@@ -91,13 +91,18 @@ export function lockAnchor(db: Db, tenantId: string, id: string): Promise<boolea
   return findSubject(db, tenantId, id, true);
 }
 
-/** A purge that commits between our insert and our lock each time; past this many, give up. */
+/**
+ * A first use that loses the race to another finds the winner's row on its next look, unless a
+ * purge erased it meanwhile; past this many such rounds, give up.
+ */
 const CLAIM_ATTEMPTS = 5;
 
 /**
- * Creates the anchor unless the external id exists, and holds it as lockAnchor does. ON CONFLICT
- * makes concurrent first uses of one external id agree on a single row; a purge that erases the row
- * meanwhile makes the next attempt a first use again (docs/api.md §4: an unknown external id creates).
+ * Creates the anchor unless the external id exists, and holds it as lockAnchor does. The existing
+ * row is looked for first: nearly every store names a subject that exists, and then one statement
+ * does. ON CONFLICT makes concurrent first uses of one external id agree on a single row (the loser
+ * finds the winner's on its next attempt); a purge that erases the row meanwhile makes the next
+ * attempt a first use again (docs/api.md §4: an unknown external id creates).
  */
 export async function upsertAnchor(
   db: Db,
@@ -106,6 +111,15 @@ export async function upsertAnchor(
   input: { externalId: string; name?: string | null | undefined; metadata?: Record<string, unknown> | undefined },
 ): Promise<{ id: string; created: boolean }> {
   for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
+    const existing = await db
+      .selectFrom('entities')
+      .select('id')
+      .where('tenant_id', '=', tenantId)
+      .where('kind', '=', SUBJECT)
+      .where('external_id', '=', input.externalId)
+      .forKeyShare()
+      .executeTakeFirst();
+    if (existing) return { id: existing.id, created: false };
     const inserted = await db
       .insertInto('entities')
       .values({
@@ -121,15 +135,6 @@ export async function upsertAnchor(
       .returning('id')
       .executeTakeFirst();
     if (inserted) return { id: inserted.id, created: true };
-    const existing = await db
-      .selectFrom('entities')
-      .select('id')
-      .where('tenant_id', '=', tenantId)
-      .where('kind', '=', SUBJECT)
-      .where('external_id', '=', input.externalId)
-      .forKeyShare()
-      .executeTakeFirst();
-    if (existing) return { id: existing.id, created: false };
   }
   throw new AppError('conflict', 'the subject was purged again and again while being named; retry');
 }

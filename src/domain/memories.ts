@@ -25,24 +25,30 @@ export type MemoryRow = Omit<
   anchor_external_id: string | null;
 };
 
-/** A memory's own columns, as `memories m` holds them (the export reads these). */
-export const MEMORY_ROW_COLUMNS = [
-  'm.id',
-  'm.agent_id',
-  'm.content',
-  'm.binding',
-  'm.anchor_id',
-  'm.session_id',
-  'm.status',
-  'm.confidence',
-  'm.decay_rate',
-  'm.reinforcement_count',
-  'm.superseded_by',
-  'm.metadata',
-  'm.created_at',
-  'm.updated_at',
-  'm.last_reinforced_at',
+/** A memory's own columns, as an insert returns them. */
+const MEMORY_OWN_COLUMNS = [
+  'id',
+  'agent_id',
+  'content',
+  'binding',
+  'anchor_id',
+  'session_id',
+  'status',
+  'confidence',
+  'decay_rate',
+  'reinforcement_count',
+  'superseded_by',
+  'metadata',
+  'created_at',
+  'updated_at',
+  'last_reinforced_at',
 ] as const;
+
+/** The names of a list of columns qualified by `m.`, as a tuple type Kysely can check. */
+type OfM<T extends readonly string[]> = { readonly [K in keyof T]: `m.${T[K] & string}` };
+
+/** A memory's own columns, as `memories m` holds them (the export reads these). */
+export const MEMORY_ROW_COLUMNS = MEMORY_OWN_COLUMNS.map((c) => `m.${c}`) as unknown as OfM<typeof MEMORY_OWN_COLUMNS>;
 
 /** What a Memory is made from: its own columns and its anchor's external id (memoriesWithAnchor). */
 export const MEMORY_COLUMNS = [...MEMORY_ROW_COLUMNS, 'e.external_id as anchor_external_id'] as const;
@@ -124,13 +130,16 @@ export interface NewMemory {
   now: Date;
 }
 
-/** The one insert of a memory row, canon included: the decay rate follows the binding. */
+/**
+ * The one insert of a memory row, canon included: the decay rate follows the binding. Returns the
+ * row's own columns as stored (the metadata as jsonb orders it), so that a caller needs no second read.
+ */
 export async function insertMemory(
   trx: Db,
   m: NewMemory,
   setup: { decayPerDay: Config['decayPerDay']; embedderId: string },
-): Promise<void> {
-  await trx
+): Promise<Omit<MemoryRow, 'anchor_external_id'>> {
+  return trx
     .insertInto('memories')
     .values({
       tenant_id: m.tenantId,
@@ -153,7 +162,8 @@ export async function insertMemory(
       updated_at: m.now,
       last_reinforced_at: m.now,
     })
-    .execute();
+    .returning(MEMORY_OWN_COLUMNS)
+    .executeTakeFirstOrThrow();
 }
 
 /** Hard delete. Canon has its own door (admin scope), so this one refuses it. */

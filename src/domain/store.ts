@@ -157,7 +157,7 @@ export async function storeFact(core: Core, actor: Actor, input: StoreInput): Pr
     const windowEmbedding = last && last.id === previous?.id ? window : undefined;
     // Only what was judged and is still active here is superseded.
     const supersedes = candidates.filter((c) => judged.get(c.id) === true).map((c) => c.id);
-    await insertMemory(
+    const inserted = await insertMemory(
       trx,
       {
         tenantId: actor.tenantId,
@@ -188,7 +188,10 @@ export async function storeFact(core: Core, actor: Actor, input: StoreInput): Pr
       },
     });
     for (const oldId of supersedes) await supersede(trx, actor, partition, oldId, id, now);
-    const row = await findMemoryRow(trx, actor.tenantId, id);
+    // The subject's external id is known when the store named it so, as most do; else it is read.
+    const named = partition.anchorId === null ? null : input.anchor.anchorExternalId;
+    const row =
+      named !== undefined ? { ...inserted, anchor_external_id: named } : await findMemoryRow(trx, actor.tenantId, id);
     if (!row) throw new Error('memory vanished after insert');
     return { memory: toMemory(row, now), outcome: 'created' as const, supersedes };
   });
@@ -375,19 +378,15 @@ async function reinforce(
   // Only a session memory without a twin in the profile comes here to be promoted (profileTwin).
   const promote = row.binding === 'session' && row.anchor_id !== null && count >= PROMOTE_AT;
   const binding: Binding = promote ? 'anchored' : row.binding;
-  await trx
-    .updateTable('memories')
-    .set({
-      confidence,
-      reinforcement_count: count,
-      last_reinforced_at: now,
-      updated_at: now,
-      binding,
-      decay_rate: decayPerDay[binding],
-    })
-    .where('tenant_id', '=', actor.tenantId)
-    .where('id', '=', id)
-    .execute();
+  const changed = {
+    confidence,
+    reinforcement_count: count,
+    last_reinforced_at: now,
+    updated_at: now,
+    binding,
+    decay_rate: decayPerDay[binding],
+  };
+  await trx.updateTable('memories').set(changed).where('tenant_id', '=', actor.tenantId).where('id', '=', id).execute();
   // The memory stays with the session it was formed in; a later session that stores it again keeps
   // it from being swept with that one for as long as the later session lives.
   if (binding === 'session' && partition.sessionId && row.session_id && partition.sessionId !== row.session_id) {
@@ -413,9 +412,13 @@ async function reinforce(
     });
   }
   if (merged) await markMerged(trx, actor, partition, merged, id, now);
-  const updated = await findMemoryRow(trx, actor.tenantId, id);
-  if (!updated) throw new Error('memory vanished after reinforcement');
-  return { memory: toMemory(updated, now), outcome: promote ? 'promoted' : 'reinforced', supersedes: [] };
+  // The row as read under the partition's lock with what the update set: reading it again would
+  // cost a round trip and could find nothing else.
+  return {
+    memory: toMemory({ ...row, ...changed }, now),
+    outcome: promote ? 'promoted' : 'reinforced',
+    supersedes: [],
+  };
 }
 
 async function markMerged(

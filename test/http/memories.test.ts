@@ -147,6 +147,38 @@ describe(`POST /v1/memories: bindings of docs/api.md §4 on ${engine}`, () => {
     expect((await api.http.get(`/v1/memories/${res.body.id}`).set(t.auth)).body.metadata).toEqual(metadata);
   });
 
+  it('answers every store with the memory as a read finds it, however its place was named', async () => {
+    // A clock that stands still, so that the effective confidence of the answer and the read agree.
+    const api = await testApi({ clock: manualClock() });
+    const t = await newTenant(api);
+    const anchorId = await createAnchor(api, t, 'ida');
+    const subjectSession = await startSession(api, t, { anchor_external_id: 'ida' });
+    const loneSession = await startSession(api, t);
+    // Keys in an order jsonb does not keep: the answer must carry the stored order, as a read does.
+    const metadata = { zeta: 1, a: { yy: [1, 2.5], b: null } };
+    const places: Record<string, unknown>[] = [
+      {},
+      { anchor_external_id: 'ida' },
+      { anchor_id: anchorId },
+      { anchor_external_id: 'ida', session_id: subjectSession },
+      { session_id: subjectSession },
+      { session_id: loneSession },
+      { anchor_external_id: 'noor' },
+    ];
+    for (const [i, place] of places.entries()) {
+      const content = `Fact number ${i} about the place it was stored in`;
+      // Created, then reinforced: the third reinforcement of a subject's session memory promotes it.
+      const promotes = place.session_id === subjectSession && place.anchor_external_id === undefined;
+      for (const outcome of ['created', 'reinforced', 'reinforced', promotes ? 'promoted' : 'reinforced']) {
+        const res = await store(api, t, { content, metadata, ...place });
+        expect(res.body.outcome, JSON.stringify(place)).toBe(outcome);
+        const { outcome: _, ...answered } = res.body as Record<string, unknown>;
+        const read = await api.http.get(`/v1/memories/${String(answered.id)}`).set(t.auth);
+        expect(JSON.stringify(answered), JSON.stringify(place)).toBe(JSON.stringify(read.body));
+      }
+    }
+  });
+
   it('answers 409 session_ended for a store into an ended session, with or without an anchor', async () => {
     const api = await testApi();
     const t = await newTenant(api);
