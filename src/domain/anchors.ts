@@ -68,6 +68,18 @@ export async function findAnchorIdByExternalId(db: Db, tenantId: string, externa
   return (await executePrepared(db, query.compile())).rows[0]?.id ?? null;
 }
 
+/** The external id of subject `id`: what a memory of it carries besides its anchor_id. */
+export async function anchorExternalId(db: Db, tenantId: string, id: string): Promise<string | null> {
+  const row = await db
+    .selectFrom('entities')
+    .select('external_id')
+    .where('tenant_id', '=', tenantId)
+    .where('kind', '=', SUBJECT)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return row?.external_id ?? null;
+}
+
 /** The subject's row, looked up by id; with `lock`, held FOR KEY SHARE until the transaction ends. */
 async function findSubject(db: Db, tenantId: string, id: string, lock: boolean): Promise<boolean> {
   if (!isUuid(id)) return false;

@@ -8,10 +8,10 @@ import type { ContradictionDetector } from '../beliefs/contradiction-detector.js
 import { createContradictionDetector } from '../beliefs/detector.js';
 import { actAs } from './agent-binding.js';
 import { assertContentLimit } from './content-limit.js';
-import type { AnchorRef } from './anchors.js';
+import { anchorExternalId, type AnchorRef } from './anchors.js';
 import { recordEvent } from './audit.js';
 import type { Actor, Core } from './core.js';
-import { findMemoryRow, insertMemory, toMemory, type Memory, type MemoryRow } from './memories.js';
+import { findMemoryRow, insertMemory, MEMORY_ROW_COLUMNS, toMemory, type Memory, type MemoryRow } from './memories.js';
 import { anchoredOf, inPartition, lockPartition, type Partition } from './partition.js';
 import { recordMention } from './session-memories.js';
 import { placeForStore, resolvePlacement, type Placement } from './placement.js';
@@ -69,11 +69,8 @@ function partitionOf(actor: Actor, agentId: string, placement: Placement): Parti
   return { tenantId: actor.tenantId, agentId, ...placement };
 }
 
-interface Candidate {
-  id: string;
-  content: string;
-  distance: number;
-}
+/** A memory of the partition near the new one: its row, so that reinforcing it reads nothing more. */
+type Candidate = Omit<MemoryRow, 'anchor_external_id'> & { distance: number };
 
 async function nearest(
   db: Db,
@@ -85,7 +82,7 @@ async function nearest(
   const distance = cosineDistance(dimensions, embedding);
   return db
     .selectFrom('memories as m')
-    .select(['m.id', 'm.content', distance.as('distance')])
+    .select([...MEMORY_ROW_COLUMNS, distance.as('distance')])
     .where((eb) => inPartition(eb, p, now))
     .orderBy(distance)
     .limit(CANDIDATES)
@@ -145,9 +142,15 @@ export async function storeFact(core: Core, actor: Actor, input: StoreInput): Pr
       : await verdicts(underLock, content, candidates);
     const duplicate = await findDuplicate(content, candidates, judged, threshold, underLock);
     const twin = await profileTwin(trx, partition, dims, content, embedding, now);
-    const decayPerDay = config.decayPerDay;
-    if (twin) return reinforce(trx, actor, partition, decayPerDay, twin.id, now, duplicate?.id);
-    if (duplicate) return reinforce(trx, actor, partition, decayPerDay, duplicate.id, now);
+    // The subject's external id, for the answer: known when the store named the subject so, as most do.
+    const externalIdOf = async (anchorId: string | null): Promise<string | null> => {
+      if (anchorId === null) return null;
+      const named = anchorId === partition.anchorId ? input.anchor.anchorExternalId : undefined;
+      return named ?? (await anchorExternalId(trx, actor.tenantId, anchorId));
+    };
+    const reinforcing = { trx, actor, partition, decayPerDay: config.decayPerDay, now, externalIdOf };
+    if (twin) return reinforce(reinforcing, twin, duplicate);
+    if (duplicate) return reinforce(reinforcing, duplicate);
 
     const id = newId();
     // Another memory may have joined the session since the window was embedded: the window is kept
@@ -188,11 +191,7 @@ export async function storeFact(core: Core, actor: Actor, input: StoreInput): Pr
       },
     });
     for (const oldId of supersedes) await supersede(trx, actor, partition, oldId, id, now);
-    // The subject's external id is known when the store named it so, as most do; else it is read.
-    const named = partition.anchorId === null ? null : input.anchor.anchorExternalId;
-    const row =
-      named !== undefined ? { ...inserted, anchor_external_id: named } : await findMemoryRow(trx, actor.tenantId, id);
-    if (!row) throw new Error('memory vanished after insert');
+    const row = { ...inserted, anchor_external_id: await externalIdOf(inserted.anchor_id) };
     return { memory: toMemory(row, now), outcome: 'created' as const, supersedes };
   });
 }
@@ -353,24 +352,25 @@ async function profileTwin(
   return profile.find((c) => identityText(c.content) === identity);
 }
 
+/** What a reinforcement needs of its store, besides the memories. */
+interface Reinforcing {
+  trx: Db;
+  actor: Actor;
+  partition: Partition;
+  decayPerDay: Config['decayPerDay'];
+  now: Date;
+  externalIdOf: (anchorId: string | null) => Promise<string | null>;
+}
+
 /**
- * Reinforces memory `id` for this store. With `mergedId`, a session copy of the same fact merges
- * into it: every store that copy counted (its creation and its reinforcements) reinforces `id` as
- * well, and the copy is marked superseded by `id`, so it leaves recall and the store path and goes
- * with its session.
+ * Reinforces memory `row` for this store. With `merged`, a session copy of the same fact merges
+ * into it: every store that copy counted (its creation and its reinforcements) reinforces `row` as
+ * well, and the copy is marked superseded by it, so it leaves recall and the store path and goes
+ * with its session. Both rows were read under the partition's lock (nearest), so they are current.
  */
-async function reinforce(
-  trx: Db,
-  actor: Actor,
-  partition: Partition,
-  decayPerDay: Config['decayPerDay'],
-  id: string,
-  now: Date,
-  mergedId?: string,
-): Promise<StoreResult> {
-  const row = await findMemoryRow(trx, actor.tenantId, id);
-  if (!row) throw new Error('duplicate vanished under the partition lock');
-  const merged = mergedId === undefined ? undefined : await findMemoryRow(trx, actor.tenantId, mergedId);
+async function reinforce(r: Reinforcing, row: Candidate, merged?: Candidate): Promise<StoreResult> {
+  const { trx, actor, partition, now } = r;
+  const id = row.id;
   const steps = 1 + (merged ? merged.reinforcement_count + 1 : 0);
   let confidence = row.confidence;
   for (let i = 0; i < steps; i++) confidence += REINFORCEMENT_GAIN * (1 - confidence);
@@ -384,7 +384,7 @@ async function reinforce(
     last_reinforced_at: now,
     updated_at: now,
     binding,
-    decay_rate: decayPerDay[binding],
+    decay_rate: r.decayPerDay[binding],
   };
   await trx.updateTable('memories').set(changed).where('tenant_id', '=', actor.tenantId).where('id', '=', id).execute();
   // The memory stays with the session it was formed in; a later session that stores it again keeps
@@ -412,20 +412,17 @@ async function reinforce(
     });
   }
   if (merged) await markMerged(trx, actor, partition, merged, id, now);
-  // The row as read under the partition's lock with what the update set: reading it again would
-  // cost a round trip and could find nothing else.
-  return {
-    memory: toMemory({ ...row, ...changed }, now),
-    outcome: promote ? 'promoted' : 'reinforced',
-    supersedes: [],
-  };
+  // The row as read with what the update set: reading it again would cost a round trip and find the same.
+  const { distance: _, ...own } = row;
+  const memory = toMemory({ ...own, ...changed, anchor_external_id: await r.externalIdOf(row.anchor_id) }, now);
+  return { memory, outcome: promote ? 'promoted' : 'reinforced', supersedes: [] };
 }
 
 async function markMerged(
   trx: Db,
   actor: Actor,
   partition: Partition,
-  copy: MemoryRow,
+  copy: Candidate,
   intoId: string,
   now: Date,
 ): Promise<void> {

@@ -172,10 +172,21 @@ describe(`POST /v1/memories: bindings of docs/api.md §4 on ${engine}`, () => {
       for (const outcome of ['created', 'reinforced', 'reinforced', promotes ? 'promoted' : 'reinforced']) {
         const res = await store(api, t, { content, metadata, ...place });
         expect(res.body.outcome, JSON.stringify(place)).toBe(outcome);
-        const { outcome: _, ...answered } = res.body as Record<string, unknown>;
-        const read = await api.http.get(`/v1/memories/${String(answered.id)}`).set(t.auth);
-        expect(JSON.stringify(answered), JSON.stringify(place)).toBe(JSON.stringify(read.body));
+        await expectAnswerAsRead(res.body, JSON.stringify(place));
       }
+    }
+    // A session copy of a fact the profile holds too merges into the profile's on its next store.
+    const merging = { content: 'A fact both in the session and in the profile', metadata };
+    expect((await store(api, t, { ...merging, session_id: subjectSession })).body.outcome).toBe('created');
+    expect((await store(api, t, { ...merging, anchor_external_id: 'ida' })).body.outcome).toBe('created');
+    const merged = await store(api, t, { ...merging, session_id: subjectSession });
+    expect(merged.body).toMatchObject({ outcome: 'reinforced', binding: 'anchored', reinforcement_count: 2 });
+    await expectAnswerAsRead(merged.body, 'merged');
+
+    async function expectAnswerAsRead(body: Record<string, unknown>, what: string): Promise<void> {
+      const { outcome: _, ...answered } = body;
+      const read = await api.http.get(`/v1/memories/${String(answered.id)}`).set(t.auth);
+      expect(JSON.stringify(answered), what).toBe(JSON.stringify(read.body));
     }
   });
 
