@@ -51,6 +51,11 @@ export async function resolvePlacement(
   return { placement: placementOf(ref, anchorId, session), session };
 }
 
+/** A store's placement, with its subject's external id where placing it read or was given that. */
+export interface StorePlacement extends Placement {
+  anchorExternalId?: string | null | undefined;
+}
+
 /**
  * The store's placement, inside its transaction: creates an anchor that an external id names for
  * the first time, and takes the subject's and the session's locks in the order of partition.ts.
@@ -62,7 +67,7 @@ export async function placeForStore(
   now: Date,
   ref: AnchorRef,
   sessionId: string | undefined,
-): Promise<Placement> {
+): Promise<StorePlacement> {
   // A session's subject never changes, so it is read unlocked first: the subject must be locked
   // before the session.
   const peeked =
@@ -83,5 +88,6 @@ export async function placeForStore(
     sessionId !== undefined
       ? await resolveSession(trx, tenantId, sessionId, anchorId, { mustBeActive: true })
       : undefined;
-  return placementOf(ref, anchorId, session);
+  const anchorExternalId = anchorNamed(ref) ? ref.anchorExternalId : session?.anchorExternalId;
+  return { ...placementOf(ref, anchorId, session), anchorExternalId };
 }

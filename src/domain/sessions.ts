@@ -160,6 +160,8 @@ export async function endSession(core: Core, actor: Actor, id: string): Promise<
 export interface SessionScope {
   sessionId: string;
   anchorId: string | null;
+  /** The external id of its subject, read with it. */
+  anchorExternalId: string | null;
   /** Set once the session has ended; its unpromoted memories are gone from then on. */
   expiresAt: Date | null;
 }
@@ -185,5 +187,10 @@ export async function resolveSession(
   if (anchorId && row.anchor_id && anchorId !== row.anchor_id) {
     throw new AppError('conflict', 'the session belongs to another anchor than the one named');
   }
-  return { sessionId: row.id, anchorId: row.anchor_id, expiresAt: row.expires_at };
+  return {
+    sessionId: row.id,
+    anchorId: row.anchor_id,
+    anchorExternalId: row.anchor_external_id,
+    expiresAt: row.expires_at,
+  };
 }

@@ -130,7 +130,13 @@ export async function storeFact(core: Core, actor: Actor, input: StoreInput): Pr
   const underLock = core.contradictions.local ? core.contradictions : deterministic;
   return core.db.transaction().execute(async (trx) => {
     const now = clock();
-    const placement = await placeForStore(trx, actor.tenantId, now, input.anchor, input.sessionId);
+    const { anchorExternalId: placedExternalId, ...placement } = await placeForStore(
+      trx,
+      actor.tenantId,
+      now,
+      input.anchor,
+      input.sessionId,
+    );
     const partition = partitionOf(actor, input.agentId, placement);
     if (!partition) throw new Error('placement with create found no anchor');
     await lockPartition(trx, partition);
@@ -142,11 +148,12 @@ export async function storeFact(core: Core, actor: Actor, input: StoreInput): Pr
       : await verdicts(underLock, content, candidates);
     const duplicate = await findDuplicate(content, candidates, judged, threshold, underLock);
     const twin = await profileTwin(trx, partition, dims, content, embedding, now);
-    // The subject's external id, for the answer: known when the store named the subject so, as most do.
+    // The subject's external id, for the answer: placing the store found it, unless it named the
+    // subject by anchor_id.
     const externalIdOf = async (anchorId: string | null): Promise<string | null> => {
       if (anchorId === null) return null;
-      const named = anchorId === partition.anchorId ? input.anchor.anchorExternalId : undefined;
-      return named ?? (await anchorExternalId(trx, actor.tenantId, anchorId));
+      const placed = anchorId === partition.anchorId ? placedExternalId : undefined;
+      return placed ?? (await anchorExternalId(trx, actor.tenantId, anchorId));
     };
     const reinforcing = { trx, actor, partition, decayPerDay: config.decayPerDay, now, externalIdOf };
     if (twin) return reinforce(reinforcing, twin, duplicate);
