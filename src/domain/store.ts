@@ -393,7 +393,14 @@ async function reinforce(r: Reinforcing, row: Candidate, merged?: Candidate): Pr
     binding,
     decay_rate: r.decayPerDay[binding],
   };
-  await trx.updateTable('memories').set(changed).where('tenant_id', '=', actor.tenantId).where('id', '=', id).execute();
+  const updated = await trx
+    .updateTable('memories')
+    .set(changed)
+    .where('tenant_id', '=', actor.tenantId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  // Deletes (and the sweeper) do not take the partition's lock: the memory may be gone since nearest read it.
+  if (Number(updated.numUpdatedRows) === 0) throw new Error('duplicate vanished under the partition lock');
   // The memory stays with the session it was formed in; a later session that stores it again keeps
   // it from being swept with that one for as long as the later session lives.
   if (binding === 'session' && partition.sessionId && row.session_id && partition.sessionId !== row.session_id) {
