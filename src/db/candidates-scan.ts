@@ -1,5 +1,12 @@
 import { sql, type RawBuilder } from 'kysely';
-import { bm25Weights, memoryColumns, sessionLexicalCte, type CandidateQuery, type CandidateRow } from './candidates.js';
+import {
+  bm25Weights,
+  MEMORY_FIELD_NAMES,
+  memorySelections,
+  sessionLexicalOf,
+  type CandidateQuery,
+  type CandidateRow,
+} from './candidates.js';
 import { contextDistanceTo, queryVector } from './vector.js';
 
 /**
@@ -10,7 +17,10 @@ import { contextDistanceTo, queryVector } from './vector.js';
  * the statement is prepared (src/db/prepared.ts).
  *
  * Same candidates as the lookup statement, but for one thing: every memory's BM25 is exact, so
- * lexicalBudget (which only bounds the lookups) does not apply.
+ * lexicalBudget (which only bounds the lookups) does not apply. The pass reads each row once, with
+ * what fusion needs of it, and matches each query term against each memory once (for the memory's
+ * BM25 and its session's alike): looking the returned rows up again and matching the terms twice
+ * were a third of the statement's time on a typical subject.
  */
 export interface ScanCandidateQuery extends Omit<CandidateQuery, 'nearest' | 'lexicalBudget'> {
   /** How many memories the vector side brings, nearest first. */
@@ -19,8 +29,8 @@ export interface ScanCandidateQuery extends Omit<CandidateQuery, 'nearest' | 'le
 
 export function scanCandidates(q: ScanCandidateQuery): RawBuilder<CandidateRow> {
   const share = sql.lit(q.previousLexicalShare);
-  const { weights, lexicalOf } = bm25Weights(q);
-  const scope = q.scope().select(['m.id', 'm.session_id', 'm.seq', 'm.search']);
+  const { weights, lengthNorm, conceptShare } = bm25Weights(q);
+  const scope = q.scope().select(['m.id', 'm.seq', 'm.search']).select(memorySelections(q));
   // Memories outside any session have no neighbours (a window over their NULL session would make some).
   const inSession = (expr: RawBuilder<unknown>) => sql`CASE WHEN s.session_id IS NULL THEN NULL ELSE ${expr} END`;
   const contextual = sql`c.lexical + ${share} * c.previous_lexical`;
@@ -30,15 +40,23 @@ export function scanCandidates(q: ScanCandidateQuery): RawBuilder<CandidateRow> 
       ${scope.select(contextDistanceTo(q.dimensions, sql`(SELECT v FROM query_vector)`, q.windowShare).as('distance'))}
     ),
     ${weights},
+    -- Each query term a memory holds, and whether in its own words.
+    hits AS MATERIALIZED (
+      SELECT s.id, s.session_id, t.k, s.search @@ t.own AS own FROM scoped AS s, terms AS t WHERE s.search @@ t.q
+    ),
+    -- A memory's BM25 before length normalization: a term held only among its concepts counts at conceptShare.
+    held AS MATERIALIZED (
+      SELECT h.id, sum(w.idf[h.k] * CASE WHEN h.own THEN 1 ELSE ${conceptShare} END) AS idf
+      FROM hits AS h, weights AS w GROUP BY h.id
+    ),
     scored AS MATERIALIZED (
-      SELECT s.id, s.session_id, s.search, s.distance, ${lexicalOf('s')} AS lexical,
+      SELECT s.id, s.session_id, s.distance, (coalesce(l.idf, 0) * ${lengthNorm(sql`s.lexemes`)})::float8 AS lexical,
         ${inSession(sql`lag(s.id) OVER w`)}::uuid AS prev_id,
         ${inSession(sql`lead(s.id) OVER w`)}::uuid AS next_id
-      FROM scoped AS s
+      FROM scoped AS s LEFT JOIN held AS l ON l.id = s.id
       WINDOW w AS (PARTITION BY s.session_id ORDER BY s.seq)
     ),
-    -- Only the memories that hold a query term are matched again, term by term.
-    ${sessionLexicalCte('scored', sql<boolean>`s.lexical > 0`)},
+    ${sessionLexicalOf(sql`SELECT DISTINCT h.session_id, h.k FROM hits AS h WHERE h.own AND h.session_id IS NOT NULL`)},
     context AS MATERIALIZED (
       SELECT c.id, c.distance, c.lexical, coalesce(p.lexical, 0)::float8 AS previous_lexical,
         coalesce(sl.lexical, 0)::float8 AS session_lexical, c.prev_id, c.next_id
@@ -71,14 +89,7 @@ export function scanCandidates(q: ScanCandidateQuery): RawBuilder<CandidateRow> 
         UNION SELECT x.next_id FROM context AS x WHERE x.id IN (SELECT id FROM candidates)
       )
     )
-    SELECT n.id, n.candidate, n.lexical, n.previous_lexical, n.session_lexical, n.prev_id, n.next_id, r.*
-    FROM needed AS n
-    CROSS JOIN LATERAL (
-      SELECT n.distance, ${memoryColumns(q)}
-      FROM memories AS m
-      WHERE m.tenant_id = ${q.tenantId} AND m.id = n.id
-      -- One row per id anyway; the LIMIT keeps this a lookup per row, which a plan made without
-      -- the values (src/db/prepared.ts) would otherwise turn into a join over the tenant's rows.
-      LIMIT 1
-    ) AS r`;
+    SELECT n.id, n.candidate, n.lexical, n.previous_lexical, n.session_lexical, n.prev_id, n.next_id, n.distance,
+      ${sql.join(MEMORY_FIELD_NAMES.map((name) => sql.ref(`s.${name}`)))}
+    FROM needed AS n JOIN scoped AS s ON s.id = n.id`;
 }

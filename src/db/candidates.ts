@@ -82,7 +82,8 @@ const positive = (n: number, what: string): number => {
 
 /**
  * The query's BM25 weights as CTEs (`units`, `terms`, `tdf`: each term's document frequency in the
- * scope, `weights`: their idf), and the BM25 of a memory row from them.
+ * scope, `weights`: their idf), and the BM25 of a memory row from them; or, for a statement that sums
+ * a memory's weights itself, the length normalization and the share of a term held only among concepts.
  */
 export function bm25Weights(
   q: Pick<CandidateQuery, 'tenantId' | 'units' | 'stats' | 'text' | 'bm25' | 'conceptShare'>,
@@ -118,38 +119,65 @@ export function bm25Weights(
   const conceptShare = sql.lit(q.conceptShare);
   // BM25 of the memory row `alias`, from the weights of every query term it holds: in full when in
   // its own words, at conceptShare when only among its concepts.
+  const lengthNorm = (len: RawBuilder<number>) => bm25LengthNorm(len, avgLen, q.bm25);
   const lexicalOf = (alias: string) => {
     const search = sql.ref(`${alias}.search`);
-    const norm = bm25LengthNorm(sql`length(${search})`, avgLen, q.bm25);
+    const norm = lengthNorm(sql`length(${search})`);
     const held = sql`CASE WHEN ${search} @@ t.own THEN 1 ELSE ${conceptShare} END`;
     return sql<number>`(coalesce((SELECT sum(w.idf[t.k] * ${held}) FROM terms AS t, weights AS w WHERE ${search} @@ t.q), 0) * ${norm})::float8`;
   };
-  return { weights, lexicalOf };
+  return { weights, lexicalOf, lengthNorm, conceptShare };
 }
 
 /**
- * The session BM25 of every session among the rows of `source` (a CTE with session_id and search)
- * that `holdsTerm` keeps: the sum of the idf of the query terms some row of the session says in its
- * own words (a session is about what it says, not about the kinds of its nouns). Needs bm25Weights' CTEs.
+ * The session BM25 of every session among the rows of `source` (a CTE with session_id and search):
+ * the sum of the idf of the query terms some row of the session says in its own words (a session is
+ * about what it says, not about the kinds of its nouns). Needs bm25Weights' CTEs.
  */
-export function sessionLexicalCte(source: string, holdsTerm: RawBuilder<boolean> = sql<boolean>`true`) {
-  const from = sql.table(source);
+export function sessionLexicalCte(source: string) {
+  return sessionLexicalOf(sql`SELECT DISTINCT s.session_id, t.k FROM ${sql.table(source)} AS s, terms AS t
+        WHERE s.session_id IS NOT NULL AND s.search @@ t.own`);
+}
+
+/** The session BM25 CTE from the distinct (session_id, k) pairs of `pairs`: term k held by the session. */
+export function sessionLexicalOf(pairs: RawBuilder<unknown>) {
   return sql`session_lexical AS MATERIALIZED (
       SELECT x.session_id, sum(w.idf[x.k])::float8 AS lexical
-      FROM (
-        SELECT DISTINCT s.session_id, t.k FROM ${from} AS s, terms AS t
-        WHERE s.session_id IS NOT NULL AND ${holdsTerm} AND s.search @@ t.own
-      ) AS x, weights AS w
+      FROM (${pairs}) AS x, weights AS w
       GROUP BY x.session_id
     )`;
 }
 
-/** What fusion reads of a memory row `m` besides its scores (CandidateRow). */
+/**
+ * What fusion reads of a memory row `m` besides its scores (CandidateRow), by output name: one list
+ * for both candidate statements, rendered as a select list (memoryColumns) or as the selections of
+ * a query builder (memorySelections).
+ */
+function memoryFields(q: Pick<CandidateQuery, 'headChars'>) {
+  return {
+    binding: sql<Binding>`m.binding`,
+    session_id: sql<string | null>`m.session_id`,
+    confidence: sql<number>`m.confidence`,
+    decay_rate: sql<number>`m.decay_rate`,
+    last_reinforced_at: sql<Date>`m.last_reinforced_at`,
+    metadata_speaker: sql<string | null>`m.metadata->>'speaker'`,
+    head: sql<string>`left(m.content, ${sql.lit(q.headChars)})`,
+    lexemes: sql<number>`length(m.search)::int`,
+  };
+}
+
+/** The names memoryFields gives its columns. */
+export const MEMORY_FIELD_NAMES = Object.keys(memoryFields({ headChars: 1 })) as (keyof ReturnType<
+  typeof memoryFields
+>)[];
+
 export function memoryColumns(q: Pick<CandidateQuery, 'headChars'>) {
-  return sql`m.binding, m.session_id, m.confidence, m.decay_rate, m.last_reinforced_at,
-        m.metadata->>'speaker' AS metadata_speaker,
-        left(m.content, ${sql.lit(q.headChars)}) AS head,
-        length(m.search)::int AS lexemes`;
+  return sql.join(Object.entries(memoryFields(q)).map(([name, value]) => sql`${value} AS ${sql.id(name)}`));
+}
+
+export function memorySelections(q: Pick<CandidateQuery, 'headChars'>) {
+  // Typed as unknown: the statements that read them type their rows as CandidateRow.
+  return Object.entries(memoryFields(q)).map(([name, value]) => (value as RawBuilder<unknown>).as(name));
 }
 
 /**
