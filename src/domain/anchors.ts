@@ -1,4 +1,4 @@
-import { sql, type Selectable } from 'kysely';
+import { sql, type RawBuilder, type Selectable } from 'kysely';
 import type { z } from 'zod';
 import type { Db } from '../db/connect.js';
 import { executePrepared } from '../db/prepared.js';
@@ -57,15 +57,16 @@ export async function getAnchor(db: Db, tenantId: string, id: string): Promise<A
   return toAnchor(row);
 }
 
+/** The id of the subject named by external id, as a scalar subquery: NULL when there is none. */
+export function subjectIdByExternalId(tenantId: string, externalId: string): RawBuilder<string | null> {
+  return sql<string | null>`(SELECT e.id FROM entities AS e
+    WHERE e.tenant_id = ${tenantId} AND e.kind = ${SUBJECT} AND e.external_id = ${externalId})`;
+}
+
 export async function findAnchorIdByExternalId(db: Db, tenantId: string, externalId: string): Promise<string | null> {
-  // Prepared: recall's first statement, on its hot path with those that follow (src/db/prepared.ts).
-  const query = db
-    .selectFrom('entities')
-    .select('id')
-    .where('tenant_id', '=', tenantId)
-    .where('kind', '=', SUBJECT)
-    .where('external_id', '=', externalId);
-  return (await executePrepared(db, query.compile())).rows[0]?.id ?? null;
+  // Prepared: on recall's hot path with the statements that follow (src/db/prepared.ts).
+  const query = sql<{ id: string | null }>`SELECT ${subjectIdByExternalId(tenantId, externalId)} AS id`;
+  return (await executePrepared(db, query.compile(db))).rows[0]?.id ?? null;
 }
 
 /** The external id of subject `id`: what a memory of it carries besides its anchor_id. */

@@ -6,10 +6,16 @@ import { scanCandidates } from '../db/candidates-scan.js';
 import type { Database } from '../db/schema.js';
 import { executePrepared } from '../db/prepared.js';
 import { anyOf } from '../db/arrays.js';
-import { readScopeStats, type ScopeStats, type ScopeUnit } from '../db/scope-stats.js';
+import {
+  NAMED_SUBJECT,
+  readScopeStats,
+  readScopeStatsNaming,
+  type ScopeStats,
+  type ScopeUnit,
+} from '../db/scope-stats.js';
 import { contextDistanceTo, cosineDistance, enableIterativeScan, queryVector, restoreSorting } from '../db/vector.js';
 import { actAs } from '../domain/agent-binding.js';
-import type { AnchorRef } from '../domain/anchors.js';
+import { subjectIdByExternalId, type AnchorRef } from '../domain/anchors.js';
 import type { Actor, Core } from '../domain/core.js';
 import { MEMORY_COLUMNS, memoriesWithAnchor, toMemory, type Memory, type MemoryRow } from '../domain/memories.js';
 import { resolvePlacement } from '../domain/placement.js';
@@ -328,6 +334,47 @@ function replicaFailure(error: unknown): boolean {
 const RECOVERY_CONFLICT = '40001';
 
 /**
+ * Whose memories the recall sees, and the statistics of its two parts (the subject's and canon).
+ * Recall never creates an anchor: an unknown external id matches no subject memories. A session of
+ * a subject brings that subject's durable memories along, unless an anchor was named.
+ */
+async function resolveScope(
+  conn: Db,
+  actor: Actor,
+  input: RecallInput,
+  now: Date,
+): Promise<{ scope: RecallScope; stats: ScopeStats[] }> {
+  const base = { tenantId: actor.tenantId, agentId: input.agentId, includeSuperseded: input.includeSuperseded };
+  const externalId =
+    input.sessionId === undefined && input.anchor.anchorId === undefined ? input.anchor.anchorExternalId : undefined;
+  if (externalId !== undefined) {
+    // The most common scope, a subject named by external id alone: the statement that reads the
+    // statistics looks the subject up too, one round trip fewer.
+    const unanchored: RecallScope = { ...base, anchorId: null, sessionId: null };
+    const { subjectId, stats } = await readScopeStatsNaming(
+      conn,
+      actor.tenantId,
+      [[...scopeUnits(unanchored, 'subject'), NAMED_SUBJECT], scopeUnits(unanchored, 'canon')],
+      subjectIdByExternalId(actor.tenantId, externalId),
+    );
+    return { scope: { ...unanchored, anchorId: subjectId }, stats };
+  }
+  const { placement, session } = await resolvePlacement(conn, actor.tenantId, input.anchor, input.sessionId, {
+    mustBeActive: false,
+  });
+  // An expired session's memories are gone even before the sweeper deletes them.
+  const sessionId = session && !(session.expiresAt && session.expiresAt <= now) ? session.sessionId : null;
+  const scope: RecallScope = {
+    ...base,
+    anchorId: placement.anchorId,
+    sessionId,
+    mentioned: sessionId ? await mentionedIn(conn, actor.tenantId, sessionId) : undefined,
+  };
+  const stats = await readScopeStats(conn, scope.tenantId, [scopeUnits(scope, 'subject'), scopeUnits(scope, 'canon')]);
+  return { scope, stats };
+}
+
+/**
  * One recall on one database, the primary or a read replica: it only reads (no audit, no
  * reinforcement, no last-access bookkeeping), so a hot standby can serve it.
  */
@@ -343,27 +390,10 @@ async function recallOn(
   // between the candidates and their fetch is left out. A scope large enough for HNSW opens one for
   // that part's settings (rankParts).
   return db.connection().execute(async (conn) => {
-    // Recall never creates an anchor: an unknown external id matches no subject memories. A session
-    // of a subject brings that subject's durable memories along, unless an anchor was named.
-    const { placement, session } = await resolvePlacement(conn, actor.tenantId, input.anchor, input.sessionId, {
-      mustBeActive: false,
-    });
-    // An expired session's memories are gone even before the sweeper deletes them.
-    const sessionId = session && !(session.expiresAt && session.expiresAt <= now) ? session.sessionId : null;
-    const scope: RecallScope = {
-      tenantId: actor.tenantId,
-      agentId: input.agentId,
-      anchorId: placement.anchorId,
-      sessionId,
-      mentioned: sessionId ? await mentionedIn(conn, actor.tenantId, sessionId) : undefined,
-      includeSuperseded: input.includeSuperseded,
-    };
+    const { scope, stats } = await resolveScope(conn, actor, input, now);
+    const [subjectStats, canonStats] = stats;
     const dims = core.embedder.dimensions;
     const cap = canonCap(input.limit);
-    const [subjectStats, canonStats] = await readScopeStats(conn, scope.tenantId, [
-      scopeUnits(scope, 'subject'),
-      scopeUnits(scope, 'canon'),
-    ]);
     const parts: PartToRank[] = [];
     // The counters count active memories; with superseded ones asked for, a part is never skipped.
     // Most tenants have no canon: its counter says so without a query.

@@ -2,10 +2,10 @@ import { sql, type CompiledQuery, type KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PLAN_MODE, PREPARED_PLAN_MODE } from '../../src/db/connect.js';
 import { ensureVectorIndex, vectorParam } from '../../src/db/vector.js';
-import { upsertAnchor } from '../../src/domain/anchors.js';
+import { subjectIdByExternalId, upsertAnchor } from '../../src/domain/anchors.js';
 import type { Actor } from '../../src/domain/core.js';
 import { contentKey, newId } from '../../src/domain/text.js';
-import { readScopeStats, scopeStatsQuery } from '../../src/db/scope-stats.js';
+import { NAMED_SUBJECT, readScopeStats, scopeStatsQuery } from '../../src/db/scope-stats.js';
 import {
   candidatesQuery,
   LEXICAL_BUDGET,
@@ -298,8 +298,15 @@ describe(`recall's cost on ${engine}`, () => {
     expect(stats?.docs).toBe(SMALL);
     expect(SMALL).toBeLessThanOrEqual(PREPARED_SCOPE_MAX);
     const dims = core.embedder.dimensions;
-    // The statements recall prepares for a small scope: its statistics, then its candidates.
+    // The statements recall prepares for a small scope: its statistics (with the subject looked up
+    // by external id, or given), then its candidates.
+    const unanchored = { ...scope, anchorId: null };
     const statements = [
+      scopeStatsQuery(
+        tenant.tenantId,
+        [[...scopeUnits(unanchored, 'subject'), NAMED_SUBJECT], scopeUnits(unanchored, 'canon')],
+        subjectIdByExternalId(tenant.tenantId, 'small-subject'),
+      ).compile(core.db),
       scopeStatsQuery(tenant.tenantId, [scopeUnits(scope, 'subject'), scopeUnits(scope, 'canon')]).compile(core.db),
       scanQuery({
         db: core.db,
