@@ -117,9 +117,9 @@ export function bm25Weights(
       SELECT coalesce(array_agg(${idf}::float8 ORDER BY tdf.k), '{}') AS idf FROM tdf
     )`;
   const conceptShare = sql.lit(q.conceptShare);
+  const lengthNorm = (len: RawBuilder<number>) => bm25LengthNorm(len, avgLen, q.bm25);
   // BM25 of the memory row `alias`, from the weights of every query term it holds: in full when in
   // its own words, at conceptShare when only among its concepts.
-  const lengthNorm = (len: RawBuilder<number>) => bm25LengthNorm(len, avgLen, q.bm25);
   const lexicalOf = (alias: string) => {
     const search = sql.ref(`${alias}.search`);
     const norm = lengthNorm(sql`length(${search})`);
