@@ -210,6 +210,13 @@ describe('bench:scale measurement', () => {
         for (const ms of Object.values(json[key])) expect(ms).toBeGreaterThan(0);
       }
       expect(json.recall_errors_by_scope).toEqual({ 10: 0, 20: 0, 40: 0, 60: 0 });
+      // The typical subjects' time, split by the server's own metrics: the client waits for the
+      // whole request, which holds the recall.
+      const means = json.typical_mean_ms as { client: number; server_request: number; recall: number };
+      expect(means.recall).toBeGreaterThan(0);
+      expect(means.server_request).toBeGreaterThanOrEqual(means.recall);
+      expect(means.client).toBeGreaterThanOrEqual(means.server_request);
+      expect(table(results)).toContain('ms in recall');
       expect(Object.keys(json.recalls_per_second_by_concurrency)).toEqual(['1', '4']);
       expect(json.recalls_per_second_by_concurrency['4']).toBeGreaterThan(0);
       expect(json.errors_by_concurrency).toEqual({ 1: 0, 4: 0 });

@@ -53,6 +53,7 @@ export function client(baseUrl: string, apiKey: string, maxSockets: number): Cli
 export interface Latencies {
   count: number;
   errors: number;
+  mean: number;
   p50: number;
   p95: number;
   p99: number;
@@ -70,6 +71,7 @@ export function summarize(samples: number[], errors: number): Latencies {
   return {
     count: samples.length,
     errors,
+    mean: round(samples.reduce((a, b) => a + b, 0) / samples.length),
     p50: round(percentile(sorted, 50)),
     p95: round(percentile(sorted, 95)),
     p99: round(percentile(sorted, 99)),
@@ -114,6 +116,7 @@ async function timed(c: Client, method: string, path: string, body?: unknown) {
 /**
  * `queries` recalls, one at a time, after a short warm-up; a scope slower than `budgetSeconds` in
  * all stops early (with at least a few samples), since the slow scopes are what this shows.
+ * `afterWarmUp` runs between the warm-up and the timed recalls.
  */
 export async function recallLatency(
   c: Client,
@@ -121,9 +124,11 @@ export async function recallLatency(
   queries: number,
   budgetSeconds: number,
   seed: number,
+  afterWarmUp: () => Promise<void> = () => Promise.resolve(),
 ): Promise<Latencies> {
   const random = prng(seed);
   for (let i = 0; i < 3; i++) await c.request('GET', recallPath(scope.params(i), query(random)));
+  await afterWarmUp();
   const samples: number[] = [];
   let errors = 0;
   const deadline = performance.now() + budgetSeconds * 1000;
@@ -134,6 +139,53 @@ export async function recallLatency(
     else errors++;
   }
   return summarize(samples, errors);
+}
+
+/** What a server's /metrics says of the recalls it has served so far (seconds and counts). */
+export interface ServerRecalls {
+  /** Its HTTP request histogram for GET /v1/memories/recall. */
+  requestSeconds: number;
+  requests: number;
+  /** Its recall histogram: the core's recall, the query's embedding included. */
+  recallSeconds: number;
+  recalls: number;
+}
+
+/** The sum of a metric's samples over its lines whose labels hold every one of `labels`. */
+function metricTotal(text: string, name: string, labels: readonly string[] = []): number {
+  let total = 0;
+  for (const line of text.split('\n')) {
+    const match = /^([a-z_]+)(\{[^}]*\})? ([0-9.e+-]+)$/.exec(line);
+    if (!match || match[1] !== name || !labels.every((l) => (match[2] ?? '').includes(l))) continue;
+    total += Number(match[3]);
+  }
+  return total;
+}
+
+/**
+ * The server's recall totals from its /metrics, or undefined where it does not serve them beside the
+ * API (METRICS_PORT) or wants a token (METRICS_TOKEN).
+ */
+export async function serverRecalls(c: Client): Promise<ServerRecalls | undefined> {
+  const r = await c.request('GET', '/metrics');
+  if (r.status !== 200 || typeof r.body !== 'string') return undefined;
+  const text = r.body;
+  const recallRoute = ['method="GET"', 'route="/v1/memories/recall"'];
+  return {
+    requestSeconds: metricTotal(text, 'http_request_duration_seconds_sum', recallRoute),
+    requests: metricTotal(text, 'http_request_duration_seconds_count', recallRoute),
+    recallSeconds: metricTotal(text, 'agent_memory_recall_duration_seconds_sum'),
+    recalls: metricTotal(text, 'agent_memory_recall_duration_seconds_count'),
+  };
+}
+
+/** Mean milliseconds of a recall between two readings: the server's whole request, and recall's own part of it. */
+export function serverMeans(before: ServerRecalls, after: ServerRecalls): { request: number; recall: number } {
+  const mean = (seconds: number, count: number) => (count > 0 ? round((1000 * seconds) / count) : NaN);
+  return {
+    request: mean(after.requestSeconds - before.requestSeconds, after.requests - before.requests),
+    recall: mean(after.recallSeconds - before.recallSeconds, after.recalls - before.recalls),
+  };
 }
 
 /** Closed-loop load: `concurrency` workers recall typical subjects back to back for `seconds`. */

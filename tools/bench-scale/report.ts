@@ -7,6 +7,12 @@ export interface Results {
   /** How long the dataset took to build (recorded with it); null when the tool did not open the database. */
   build: { load_seconds: number; index_seconds: number; analyze_seconds: number; reused: boolean } | null;
   recall: { label: string; size: number; latency: Latencies }[];
+  /**
+   * Mean milliseconds of the typical subjects' recalls as the client saw them, as the server's
+   * request histogram and its recall histogram saw them; null when the server's /metrics is not
+   * served beside the API.
+   */
+  typicalMeans: { client: number; server: { request: number; recall: number } } | null;
   throughput: { concurrency: number; perSecond: number; errors: number; latency: Latencies }[];
   store: { new: Latencies; reinforce: Latencies; session: Latencies };
   /** Peak VmRSS of the server this run started; null for a server given by --url. */
@@ -29,6 +35,9 @@ export function table(r: Results): string {
       (x) =>
         `  ${x.label.padEnd(34)} ${pad(x.size, 7)} ${pad(x.latency.count, 8)} ${pad(x.latency.p50, 8)} ${pad(x.latency.p95, 8)} ${pad(x.latency.p99, 8)} ${pad(x.latency.errors, 7)}`,
     ),
+    r.typicalMeans === null
+      ? '  typical subjects, means: not measured (no /metrics beside the API)'
+      : `  typical subjects, means: ${r.typicalMeans.client} ms at the client, ${r.typicalMeans.server.request} ms in the server's request, ${r.typicalMeans.server.recall} ms in recall`,
     '',
     'recall throughput, subjects of ~100   concurrency  recalls/s   p50 ms   p95 ms  errors',
     ...r.throughput.map(
@@ -86,6 +95,14 @@ export function jsonLine(r: Results): string {
       (x) => x.size,
       (x) => x.latency.errors,
     ),
+    typical_mean_ms:
+      r.typicalMeans === null
+        ? null
+        : {
+            client: r.typicalMeans.client,
+            server_request: r.typicalMeans.server.request,
+            recall: r.typicalMeans.server.recall,
+          },
     recalls_per_second_by_concurrency: byKey(
       r.throughput,
       (x) => x.concurrency,

@@ -1,4 +1,13 @@
-import { client, recallLatency, recallThroughput, scopes, storeLatency } from './measure.js';
+import {
+  client,
+  recallLatency,
+  recallThroughput,
+  scopes,
+  serverMeans,
+  serverRecalls,
+  storeLatency,
+  type ServerRecalls,
+} from './measure.js';
 import type { Sizes } from './plan.js';
 import type { Results } from './report.js';
 
@@ -18,13 +27,21 @@ export async function measure(
   apiKey: string,
   sizes: Sizes,
   options: MeasureOptions,
-): Promise<Pick<Results, 'recall' | 'throughput' | 'store'>> {
+): Promise<Pick<Results, 'recall' | 'typicalMeans' | 'throughput' | 'store'>> {
   const c = client(url, apiKey, 1);
   try {
     const recall: Results['recall'] = [];
+    let typicalMeans: Results['typicalMeans'] = null;
     for (const [i, scope] of scopes(sizes).entries()) {
       options.log(`recall: ${scope.label} (${scope.size} memories)`);
-      recall.push({ ...scope, latency: await recallLatency(c, scope, options.queries, options.scopeSeconds, 100 + i) });
+      // The first scope, the typical subjects: where its time goes, from the server's own metrics.
+      let before: ServerRecalls | undefined;
+      const latency = await recallLatency(c, scope, options.queries, options.scopeSeconds, 100 + i, async () => {
+        if (i === 0) before = await serverRecalls(c);
+      });
+      const after = before && (await serverRecalls(c));
+      if (before && after) typicalMeans = { client: latency.mean, server: serverMeans(before, after) };
+      recall.push({ ...scope, latency });
     }
     const throughput: Results['throughput'] = [];
     for (const concurrency of options.concurrency) {
@@ -33,7 +50,12 @@ export async function measure(
     }
     options.log(`store: ${options.stores} new facts and their reinforcements`);
     const store = await storeLatency(c, sizes, options.stores);
-    return { recall: recall.map(({ label, size, latency }) => ({ label, size, latency })), throughput, store };
+    return {
+      recall: recall.map(({ label, size, latency }) => ({ label, size, latency })),
+      typicalMeans,
+      throughput,
+      store,
+    };
   } finally {
     c.close();
   }
