@@ -1,4 +1,4 @@
-import { sql, type RawBuilder } from 'kysely';
+import { sql } from 'kysely';
 import type { Db } from './connect.js';
 import { executePrepared } from './prepared.js';
 
@@ -9,8 +9,8 @@ import { executePrepared } from './prepared.js';
 
 /**
  * One unit of a scope, in the form memory_stats_unit (migration 0006) builds it. An anchored unit
- * without an anchor id (NAMED_SUBJECT) is the subject the statement resolves itself
- * (readScopeStatsNaming), and empty in any other statement.
+ * without an anchor id (NAMED_SUBJECT) is the subject the scope read resolves itself
+ * (src/db/scope-read.ts), and empty in any other statement.
  */
 export type ScopeUnit =
   | { binding: 'private'; agentId: string }
@@ -18,11 +18,11 @@ export type ScopeUnit =
   | { binding: 'session'; sessionId: string }
   | { binding: 'canon' };
 
-/** The anchored unit of the subject that readScopeStatsNaming resolves. */
+/** The anchored unit of the subject that the scope read resolves (src/db/scope-read.ts). */
 export const NAMED_SUBJECT: ScopeUnit = { binding: 'anchored', anchorId: null };
 
 /** The units as four parallel arrays, the arguments of memory_stats_unit, so that any number of them is one parameter each. */
-function unitColumns(units: readonly ScopeUnit[]) {
+export function unitColumns(units: readonly ScopeUnit[]) {
   return {
     binding: units.map((u) => u.binding),
     agent: units.map((u) => (u.binding === 'private' ? u.agentId : '')),
@@ -49,65 +49,32 @@ export interface ScopeStats {
 }
 
 /**
- * The statement of readScopeStats; exported for EXPLAIN in tests. Each unit's counters are looked
- * up by key (LATERAL … LIMIT 1): a join would let a plan made without the values read every
- * counter of the tenant (src/db/prepared.ts). `subject` (a scalar subquery) names the subject of
- * the NAMED_SUBJECT units; its id is returned with every row.
+ * The statement of readScopeStats. Each unit's counters are looked up by key (LATERAL … LIMIT 1): a
+ * join would let a plan made without the values read every counter of the tenant (src/db/prepared.ts).
  */
-export function scopeStatsQuery(
-  tenantId: string,
-  scopes: readonly ScopeUnit[][],
-  subject: RawBuilder<string | null> = sql`NULL`,
-) {
+export function scopeStatsQuery(tenantId: string, scopes: readonly ScopeUnit[][]) {
   const units = scopes.flat();
   const parts = scopes.flatMap((scopeUnits, i) => scopeUnits.map(() => i));
   const c = unitColumns(units);
-  return sql<{ part: number; subject_id: string | null; docs: number; total_len: number }>`
-    WITH subject AS MATERIALIZED (SELECT ${subject}::uuid AS id)
-    SELECT u.part, (SELECT id FROM subject) AS subject_id,
-      coalesce(sum(s.docs), 0)::float8 AS docs, coalesce(sum(s.total_len), 0)::float8 AS total_len
+  return sql<{ part: number; docs: number; total_len: number }>`
+    SELECT u.part, coalesce(sum(s.docs), 0)::float8 AS docs, coalesce(sum(s.total_len), 0)::float8 AS total_len
     FROM unnest(${parts}::int[], ${c.binding}::text[], ${c.agent}::text[], ${c.anchor}::uuid[], ${c.session}::uuid[])
       AS u(part, b, a, an, s)
     LEFT JOIN LATERAL (
       SELECT x.docs, x.total_len FROM memory_unit_stats AS x
-      WHERE x.tenant_id = ${tenantId}
-        AND x.unit = memory_stats_unit(u.b, u.a, coalesce(u.an, (SELECT id FROM subject)), u.s)
+      WHERE x.tenant_id = ${tenantId} AND x.unit = memory_stats_unit(u.b, u.a, u.an, u.s)
       LIMIT 1
     ) AS s ON true
     GROUP BY u.part`;
 }
 
-async function readStats(
-  trx: Db,
-  tenantId: string,
-  scopes: readonly ScopeUnit[][],
-  subject?: RawBuilder<string | null>,
-) {
-  const rows = (await executePrepared(trx, scopeStatsQuery(tenantId, scopes, subject).compile(trx))).rows;
-  const byPart = new Map(rows.map((r) => [r.part, { docs: Number(r.docs), totalLen: Number(r.total_len) }]));
-  return {
-    subjectId: rows[0]?.subject_id ?? null,
-    stats: scopes.map((_, i) => byPart.get(i) ?? { docs: 0, totalLen: 0 }),
-  };
-}
-
-/** The statistics of several scopes (each a list of units) in one statement, in the order given. */
+/**
+ * The statistics of several scopes (each a list of units) in one statement, in the order given.
+ * Recall reads them with its scope (src/db/scope-read.ts); this reads them alone.
+ */
 export async function readScopeStats(trx: Db, tenantId: string, scopes: readonly ScopeUnit[][]): Promise<ScopeStats[]> {
   if (scopes.flat().length === 0) return scopes.map(() => ({ docs: 0, totalLen: 0 }));
-  return (await readStats(trx, tenantId, scopes)).stats;
-}
-
-/**
- * readScopeStats for scopes whose NAMED_SUBJECT units are the subject `subject` finds (a scalar
- * subquery, NULL for none), with that subject's id: a recall naming its subject by external id
- * looks it up in the statement that reads its statistics, one round trip fewer.
- */
-export async function readScopeStatsNaming(
-  trx: Db,
-  tenantId: string,
-  scopes: readonly ScopeUnit[][],
-  subject: RawBuilder<string | null>,
-): Promise<{ subjectId: string | null; stats: ScopeStats[] }> {
-  if (!scopes.flat().includes(NAMED_SUBJECT)) throw new Error('no scope names the subject');
-  return readStats(trx, tenantId, scopes, subject);
+  const rows = (await executePrepared(trx, scopeStatsQuery(tenantId, scopes).compile(trx))).rows;
+  const byPart = new Map(rows.map((r) => [r.part, { docs: Number(r.docs), totalLen: Number(r.total_len) }]));
+  return scopes.map((_, i) => byPart.get(i) ?? { docs: 0, totalLen: 0 });
 }

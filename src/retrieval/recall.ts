@@ -2,17 +2,11 @@ import { sql, type ExpressionBuilder, type Expression, type SqlBool } from 'kyse
 import type { Binding } from '../config.js';
 import type { Db } from '../db/connect.js';
 import { recallCandidates, type CandidateRow } from '../db/candidates.js';
-import { scanCandidates } from '../db/candidates-scan.js';
+import { scopeReadQuery, type ScannedMemory, type ScopeReadHeader } from '../db/scope-read.js';
 import type { Database } from '../db/schema.js';
 import { executePrepared } from '../db/prepared.js';
 import { anyOf } from '../db/arrays.js';
-import {
-  NAMED_SUBJECT,
-  readScopeStats,
-  readScopeStatsNaming,
-  type ScopeStats,
-  type ScopeUnit,
-} from '../db/scope-stats.js';
+import { NAMED_SUBJECT, type ScopeStats, type ScopeUnit } from '../db/scope-stats.js';
 import { contextDistanceTo, cosineDistance, enableIterativeScan, queryVector, restoreSorting } from '../db/vector.js';
 import { actAs } from '../domain/agent-binding.js';
 import { subjectIdByExternalId, type AnchorRef } from '../domain/anchors.js';
@@ -23,6 +17,7 @@ import { mentionedIn } from '../domain/session-memories.js';
 import { effectiveConfidence } from '../domain/decay.js';
 import { outageError } from '../errors.js';
 import { FUSION, fuse, type ScoreDetails } from './fusion.js';
+import { rankScanned } from './scan-rank.js';
 import { namedSpeakers, SPEAKER_HEAD_CHARS, speakerKey, speakerOf } from './speakers.js';
 import { asksAboutTime, statesTime, TIME_CUE_CHARS } from './time-cue.js';
 
@@ -65,15 +60,24 @@ type MemoryEb = ExpressionBuilder<Database & { m: Database['memories'] }, 'm'>;
  */
 const binding = (b: Binding) => sql.lit(b);
 
-/** The visibility rule of docs/api.md §5, as SQL: never another agent's private memory, anchor or tenant. */
-export function scopeFilter(eb: MemoryEb, scope: RecallScope, part: Part): Expression<SqlBool> {
+/**
+ * The visibility rule of docs/api.md §5, as SQL: never another agent's private memory, anchor or
+ * tenant. `subject` is the subject whose anchored memories are visible: the scope's, or a subquery
+ * of the statement that resolves it (NAMED_SUBJECT).
+ */
+export function scopeFilter(
+  eb: MemoryEb,
+  scope: RecallScope,
+  part: Part,
+  subject: string | Expression<string | null> | null = scope.anchorId,
+): Expression<SqlBool> {
   const visible =
     part === 'canon'
       ? [eb('m.binding', '=', binding('canon'))]
       : [
           eb.and([eb('m.binding', '=', binding('private')), eb('m.agent_id', '=', scope.agentId)]),
-          ...(scope.anchorId
-            ? [eb.and([eb('m.binding', '=', binding('anchored')), eb('m.anchor_id', '=', scope.anchorId)])]
+          ...(subject !== null
+            ? [eb.and([eb('m.binding', '=', binding('anchored')), eb('m.anchor_id', '=', subject)])]
             : []),
           ...(scope.sessionId
             ? [
@@ -159,12 +163,12 @@ export function exactNearestQuery(
 export type VectorPlan = 'exact' | 'hnsw' | 'planner';
 
 /**
- * Scopes of at most this many memories (counted active) are ranked by one pass over them
- * (src/db/candidates-scan.ts), as a prepared statement whose plan holds whatever the values
- * (src/db/prepared.ts): planning the candidate statement cost more than running it on a typical
- * subject. Larger scopes take the bounded lookup statements, planned for their values, where
- * planning is the lesser cost and the choice between the scope's indexes and the full-text index
- * matters. With superseded memories asked for, the pass reads those too.
+ * Parts of a scope (the subject's memories, canon) of at most this many memories (counted active)
+ * are read whole by the statement that reads the scope's statistics (src/db/scope-read.ts) and
+ * ranked in process (./scan-rank.ts): for a typical subject that one prepared statement is all the
+ * ranking costs the database. Larger parts take the bounded lookup statements, planned for their
+ * values, where planning is the lesser cost and the choice between the scope's indexes and the
+ * full-text index matters. With superseded memories asked for, the read includes those too.
  */
 export const PREPARED_SCOPE_MAX = 2000;
 
@@ -203,51 +207,7 @@ export function scopeUnits(scope: RecallScope, part: Part): ScopeUnit[] {
 /** How many memories the lexical side may read per part (src/db/candidates.ts, lexicalBudget). */
 export const LEXICAL_BUDGET = 1000;
 
-/** A part of the scope to rank, with its statistics and how many candidates each side brings. */
-interface PartToRank {
-  part: Part;
-  stats: ScopeStats;
-  depth: number;
-}
-
-/**
- * The parts of the scope (the subject's memories, and canon): in each, the nearest memories by
- * vector and the best by BM25 (with a share of their session predecessor's) become candidates, and
- * the session neighbours of the vector candidates join them, since a memory whose neighbour matches
- * may be the answer. Small parts are ranked together in one prepared statement
- * (src/db/candidates-scan.ts); a large one by its own bounded statements (src/db/candidates.ts).
- */
-async function rankParts(
-  db: Db,
-  dimensions: number,
-  scope: RecallScope,
-  parts: readonly PartToRank[],
-  text: string,
-  embedding: Float32Array,
-  exactScanMax: number,
-): Promise<CandidateRow[]> {
-  const small = parts.filter((p) => p.stats.docs <= PREPARED_SCOPE_MAX);
-  const rows: CandidateRow[] = [];
-  if (small.length > 0) {
-    const scans = small.map(
-      (p) => sql`SELECT x.* FROM (${scanQuery({ db, dimensions, scope, text, embedding, ...p })}) AS x`,
-    );
-    const statement = sql<CandidateRow>`${sql.join(scans, sql` UNION ALL `)}`;
-    rows.push(...(await executePrepared(db, statement.compile(db))).rows);
-  }
-  for (const p of parts.filter((x) => x.stats.docs > PREPARED_SCOPE_MAX)) {
-    const plan = p.stats.docs <= exactScanMax ? 'exact' : 'hnsw';
-    const neighbours = (d: Db) => vectorNeighbours(d, dimensions, scope, p.part, embedding, p.depth, plan);
-    // The HNSW settings are local to a transaction, so that they end with it.
-    const nearest = plan === 'hnsw' ? await db.transaction().execute(neighbours) : await neighbours(db);
-    const ids = nearest.map((r) => r.id);
-    const candidates = candidatesQuery({ db, dimensions, scope, text, embedding, ...p }, ids);
-    rows.push(...(await candidates.execute(db)).rows);
-  }
-  return rows;
-}
-
-/** One part of a recall's scope to rank: what both candidate statements are built from. */
+/** One part of a recall's scope to rank: what the scope read and the lookup statements are built from. */
 export interface PartQuery {
   db: Db;
   dimensions: number;
@@ -260,9 +220,12 @@ export interface PartQuery {
   depth: number;
 }
 
-/** What both candidate statements take of one part of the scope, with the ranking's constants. */
-function partQuery(q: PartQuery) {
-  return {
+/** How much of each candidate's content to return: enough for a speaker's label and the time cue. */
+const HEAD_CHARS = Math.max(SPEAKER_HEAD_CHARS, TIME_CUE_CHARS);
+
+/** The lexical side and the context of the candidates of a large part (src/db/candidates.ts). Exported for EXPLAIN in tests. */
+export function candidatesQuery(q: PartQuery, nearest: readonly string[]) {
+  return recallCandidates({
     scope: () => q.db.selectFrom('memories as m').where((eb) => scopeFilter(eb, q.scope, q.part)),
     tenantId: q.scope.tenantId,
     units: scopeUnits(q.scope, q.part),
@@ -275,18 +238,128 @@ function partQuery(q: PartQuery) {
     conceptShare: FUSION.conceptShare,
     windowShare: FUSION.windowSemanticShare,
     bm25: FUSION.bm25,
-    headChars: Math.max(SPEAKER_HEAD_CHARS, TIME_CUE_CHARS),
+    headChars: HEAD_CHARS,
+    nearest,
+    lexicalBudget: LEXICAL_BUDGET,
+  });
+}
+
+/** A large part's candidates: its nearest memories (exact scan or HNSW), then the lookup statement. */
+async function rankLarge(q: PartQuery, exactScanMax: number): Promise<CandidateRow[]> {
+  const plan = q.stats.docs <= exactScanMax ? 'exact' : 'hnsw';
+  const neighbours = (d: Db) => vectorNeighbours(d, q.dimensions, q.scope, q.part, q.embedding, q.depth, plan);
+  // The HNSW settings are local to a transaction, so that they end with it.
+  const nearest = plan === 'hnsw' ? await q.db.transaction().execute(neighbours) : await neighbours(q.db);
+  return (
+    await candidatesQuery(
+      q,
+      nearest.map((r) => r.id),
+    ).execute(q.db)
+  ).rows;
+}
+
+/** A scope as recall resolved it before reading: `named` is a subject the scope read looks up by external id. */
+export interface ScopeToRead {
+  scope: RecallScope;
+  named?: ReturnType<typeof subjectIdByExternalId>;
+}
+
+/** A part of the scope with its statistics, and its memories when it was read whole. */
+interface ReadPart {
+  part: Part;
+  stats: ScopeStats;
+  df: number[];
+  memories: ScannedMemory[] | null;
+}
+
+/** Whether the scope read reads a part whole, by its counters: the condition the statement holds too. */
+const readWhole = (stats: ScopeStats, scope: RecallScope): boolean =>
+  stats.docs <= PREPARED_SCOPE_MAX && (stats.docs > 0 || scope.includeSuperseded);
+
+/** The statement of readScope (src/db/scope-read.ts). Exported for EXPLAIN in tests. */
+export function scopeReadStatement(
+  db: Db,
+  dimensions: number,
+  { scope, named }: ScopeToRead,
+  parts: readonly Part[],
+  text: string,
+  embedding: Float32Array,
+) {
+  const subject = sql<string | null>`(SELECT id FROM subject)`;
+  return scopeReadQuery({
+    tenantId: scope.tenantId,
+    parts: parts.map((part) => ({
+      scope: () =>
+        db.selectFrom('memories as m').where((eb) => scopeFilter(eb, scope, part, named ? subject : scope.anchorId)),
+      units: [...scopeUnits(scope, part), ...(named && part === 'subject' ? [NAMED_SUBJECT] : [])],
+      readEmpty: scope.includeSuperseded,
+    })),
+    subject: named ?? sql`NULL`,
+    maxDocs: PREPARED_SCOPE_MAX,
+    text,
+    embedding,
+    dimensions,
+    windowShare: FUSION.windowSemanticShare,
+    headChars: HEAD_CHARS,
+  });
+}
+
+/**
+ * The statistics of the given parts of the scope and, for each small enough, its memories, in one
+ * prepared statement (src/db/scope-read.ts), with the subject it named resolved into the scope.
+ */
+async function readScope(
+  db: Db,
+  dimensions: number,
+  toRead: ScopeToRead,
+  parts: readonly Part[],
+  text: string,
+  embedding: Float32Array,
+): Promise<{ scope: RecallScope; parts: ReadPart[] }> {
+  const { scope, named } = toRead;
+  const statement = scopeReadStatement(db, dimensions, toRead, parts, text, embedding);
+  const rows = (await executePrepared(db, statement.compile(db))).rows;
+  const headers = new Map<number, ScopeReadHeader>();
+  const memories = parts.map((): ScannedMemory[] => []);
+  for (const r of rows) {
+    if (r.id === null) headers.set(r.part, r);
+    else memories[r.part]?.push(r);
+  }
+  const subjectId = headers.get(0)?.subject_id ?? null;
+  const resolved = named ? { ...scope, anchorId: subjectId } : scope;
+  return {
+    scope: resolved,
+    parts: parts.map((part, i) => {
+      const header = headers.get(i);
+      if (!header) throw new Error('the scope read returned no statistics for a part');
+      const stats = { docs: header.docs, totalLen: header.total_len };
+      return { part, stats, df: header.df, memories: readWhole(stats, resolved) ? (memories[i] ?? []) : null };
+    }),
   };
 }
 
-/** The lexical side and the context of the candidates (src/db/candidates.ts). Exported for EXPLAIN in tests. */
-export function candidatesQuery(q: PartQuery, nearest: readonly string[]) {
-  return recallCandidates({ ...partQuery(q), nearest, lexicalBudget: LEXICAL_BUDGET });
+/** Ranks a part read whole (./scan-rank.ts) with the ranking's constants. */
+function rankRead(p: ReadPart & { memories: ScannedMemory[] }, depth: number): CandidateRow[] {
+  return rankScanned(p.memories, {
+    docs: p.stats.docs,
+    totalLen: p.stats.totalLen,
+    df: p.df,
+    bm25: FUSION.bm25,
+    conceptShare: FUSION.conceptShare,
+    previousLexicalShare: FUSION.previousLexicalShare,
+    vectorDepth: depth,
+    lexicalDepth: depth,
+  });
 }
 
-/** A small scope's candidates, vector side included, in one pass (src/db/candidates-scan.ts). Exported for EXPLAIN in tests. */
-export function scanQuery(q: PartQuery) {
-  return scanCandidates({ ...partQuery(q), vectorDepth: q.depth });
+/**
+ * A small part's candidates as recall ranks them: read whole and ranked in process (the statement
+ * reads q.stats again). For tests, beside candidatesQuery.
+ */
+export async function scanPart(q: PartQuery): Promise<CandidateRow[]> {
+  const [p] = (await readScope(q.db, q.dimensions, { scope: q.scope }, [q.part], q.text, q.embedding)).parts;
+  if (!p?.memories) throw new Error(`the part is not read whole: above ${PREPARED_SCOPE_MAX} memories, or empty`);
+  return rankRead({ ...p, memories: p.memories }, q.depth);
 }
 
 /** Candidates each side brings per result asked for: enough that fusion can reorder beyond the cut. */
@@ -334,44 +407,35 @@ function replicaFailure(error: unknown): boolean {
 const RECOVERY_CONFLICT = '40001';
 
 /**
- * Whose memories the recall sees, and the statistics of its two parts (the subject's and canon).
- * Recall never creates an anchor: an unknown external id matches no subject memories. A session of
- * a subject brings that subject's durable memories along, unless an anchor was named.
+ * Whose memories the recall sees. Recall never creates an anchor: an unknown external id matches no
+ * subject memories. A session of a subject brings that subject's durable memories along, unless an
+ * anchor was named.
  */
-async function resolveScope(
-  conn: Db,
-  actor: Actor,
-  input: RecallInput,
-  now: Date,
-): Promise<{ scope: RecallScope; stats: ScopeStats[] }> {
+async function resolveScope(conn: Db, actor: Actor, input: RecallInput, now: Date): Promise<ScopeToRead> {
   const base = { tenantId: actor.tenantId, agentId: input.agentId, includeSuperseded: input.includeSuperseded };
   const externalId =
     input.sessionId === undefined && input.anchor.anchorId === undefined ? input.anchor.anchorExternalId : undefined;
   if (externalId !== undefined) {
-    // The most common scope, a subject named by external id alone: the statement that reads the
-    // statistics looks the subject up too, one round trip fewer.
-    const unanchored: RecallScope = { ...base, anchorId: null, sessionId: null };
-    const { subjectId, stats } = await readScopeStatsNaming(
-      conn,
-      actor.tenantId,
-      [[...scopeUnits(unanchored, 'subject'), NAMED_SUBJECT], scopeUnits(unanchored, 'canon')],
-      subjectIdByExternalId(actor.tenantId, externalId),
-    );
-    return { scope: { ...unanchored, anchorId: subjectId }, stats };
+    // The most common scope, a subject named by external id alone: the scope read looks the
+    // subject up itself, so the recall's first statement is already the scope's.
+    return {
+      scope: { ...base, anchorId: null, sessionId: null },
+      named: subjectIdByExternalId(actor.tenantId, externalId),
+    };
   }
   const { placement, session } = await resolvePlacement(conn, actor.tenantId, input.anchor, input.sessionId, {
     mustBeActive: false,
   });
   // An expired session's memories are gone even before the sweeper deletes them.
   const sessionId = session && !(session.expiresAt && session.expiresAt <= now) ? session.sessionId : null;
-  const scope: RecallScope = {
-    ...base,
-    anchorId: placement.anchorId,
-    sessionId,
-    mentioned: sessionId ? await mentionedIn(conn, actor.tenantId, sessionId) : undefined,
+  return {
+    scope: {
+      ...base,
+      anchorId: placement.anchorId,
+      sessionId,
+      mentioned: sessionId ? await mentionedIn(conn, actor.tenantId, sessionId) : undefined,
+    },
   };
-  const stats = await readScopeStats(conn, scope.tenantId, [scopeUnits(scope, 'subject'), scopeUnits(scope, 'canon')]);
-  return { scope, stats };
 }
 
 /**
@@ -388,20 +452,43 @@ async function recallOn(
 ): Promise<RecallResult[]> {
   // One connection, but no transaction: each statement reads committed data, and a memory gone
   // between the candidates and their fetch is left out. A scope large enough for HNSW opens one for
-  // that part's settings (rankParts).
+  // that part's settings (rankLarge).
   return db.connection().execute(async (conn) => {
-    const { scope, stats } = await resolveScope(conn, actor, input, now);
-    const [subjectStats, canonStats] = stats;
     const dims = core.embedder.dimensions;
     const cap = canonCap(input.limit);
-    const parts: PartToRank[] = [];
-    // The counters count active memories; with superseded ones asked for, a part is never skipped.
-    // Most tenants have no canon: its counter says so without a query.
-    const wanted = (stats: ScopeStats | undefined): stats is ScopeStats =>
-      stats !== undefined && (stats.docs > 0 || scope.includeSuperseded);
-    if (wanted(subjectStats)) parts.push({ part: 'subject', stats: subjectStats, depth: candidateDepth(input.limit) });
-    if (wanted(canonStats)) parts.push({ part: 'canon', stats: canonStats, depth: canonDepth(cap) });
-    const fetched = await rankParts(conn, dims, scope, parts, input.query, embedding, core.config.recallExactScanMax);
+    const depths = { subject: candidateDepth(input.limit), canon: canonDepth(cap) };
+    // The parts of the scope: in each, the nearest memories by vector and the best by BM25 (with a
+    // share of their session predecessor's) become candidates, and the session neighbours of the
+    // vector candidates join them, since a memory whose neighbour matches may be the answer.
+    const { scope, parts } = await readScope(
+      conn,
+      dims,
+      await resolveScope(conn, actor, input, now),
+      ['subject', 'canon'],
+      input.query,
+      embedding,
+    );
+    const fetched: CandidateRow[] = [];
+    for (const p of parts) {
+      // The counters count active memories; with superseded ones asked for, a part is never
+      // skipped. Most tenants have no canon: its counter says so.
+      if (!(p.stats.docs > 0 || scope.includeSuperseded)) continue;
+      const depth = depths[p.part];
+      if (p.memories) fetched.push(...rankRead({ ...p, memories: p.memories }, depth));
+      else {
+        const q = {
+          db: conn,
+          dimensions: dims,
+          scope,
+          part: p.part,
+          stats: p.stats,
+          text: input.query,
+          embedding,
+          depth,
+        };
+        fetched.push(...(await rankLarge(q, core.config.recallExactScanMax)));
+      }
+    }
     const distances = new Map(fetched.map((r) => [r.id, r.distance]));
     const candidates = fetched.filter((r) => r.candidate);
     const neighbourDistances = (c: CandidateRow): number[] =>
@@ -436,6 +523,7 @@ async function recallOn(
       candidates,
       (c) => {
         const speaker = speakers.get(c.id) ?? null;
+        const reinforced = new Date(c.last_reinforced_ms);
         return {
           distance: c.distance,
           neighbourDistances: neighbourDistances(c),
@@ -447,8 +535,8 @@ async function recallOn(
           timeCue: timeQuestion && statesTime(c.head),
           lexemes: c.lexemes,
           binding: c.binding,
-          effectiveConfidence: effectiveConfidence(c.confidence, c.decay_rate, c.last_reinforced_at, now),
-          lastReinforcedAt: c.last_reinforced_at,
+          effectiveConfidence: effectiveConfidence(c.confidence, c.decay_rate, reinforced, now),
+          lastReinforcedAt: reinforced,
         };
       },
       now,

@@ -1,6 +1,6 @@
 import type { CandidateRow } from '../../src/db/candidates.js';
 import { readScopeStats, type ScopeStats } from '../../src/db/scope-stats.js';
-import { candidatesQuery, scanQuery, scopeUnits, type RecallScope } from '../../src/retrieval/recall.js';
+import { candidatesQuery, scanPart, scopeUnits, type RecallScope } from '../../src/retrieval/recall.js';
 import type { Core } from '../../src/domain/core.js';
 import type { TestApi } from './harness.js';
 
@@ -26,8 +26,8 @@ export function subjectPart(
 }
 
 /**
- * Each candidate's BM25 for `text` among agent `a`'s private memories, by the one-pass statement and
- * by the lookup statement (given no vector candidates), by id.
+ * Each candidate's BM25 for `text` among agent `a`'s private memories, by the scope read ranked in
+ * process and by the lookup statement (given no vector candidates), by id.
  */
 export async function lexicalScores(api: TestApi, tenantId: string, text: string) {
   const { core } = api;
@@ -37,7 +37,7 @@ export async function lexicalScores(api: TestApi, tenantId: string, text: string
   const part = subjectPart(core, scope, stats!, text, embedding as Float32Array, 10);
   const byId = (rows: CandidateRow[]) => new Map(rows.filter((r) => r.candidate).map((r) => [r.id, r.lexical]));
   return {
-    scan: byId((await scanQuery(part).execute(core.db)).rows),
+    scan: byId(await scanPart(part)),
     lookup: byId((await candidatesQuery(part, []).execute(core.db)).rows),
   };
 }

@@ -5,15 +5,16 @@ import { ensureVectorIndex, vectorParam } from '../../src/db/vector.js';
 import { subjectIdByExternalId, upsertAnchor } from '../../src/domain/anchors.js';
 import type { Actor } from '../../src/domain/core.js';
 import { contentKey, newId } from '../../src/domain/text.js';
-import { NAMED_SUBJECT, readScopeStats, scopeStatsQuery } from '../../src/db/scope-stats.js';
+import { readScopeStats } from '../../src/db/scope-stats.js';
 import {
   candidatesQuery,
   LEXICAL_BUDGET,
   PREPARED_SCOPE_MAX,
   recall,
-  scanQuery,
+  scopeReadStatement,
   scopeUnits,
   type RecallScope,
+  type ScopeToRead,
 } from '../../src/retrieval/recall.js';
 import { pino } from 'pino';
 import request from 'supertest';
@@ -298,26 +299,18 @@ describe(`recall's cost on ${engine}`, () => {
     expect(stats?.docs).toBe(SMALL);
     expect(SMALL).toBeLessThanOrEqual(PREPARED_SCOPE_MAX);
     const dims = core.embedder.dimensions;
-    // The statements recall prepares for a small scope: its statistics (with the subject looked up
-    // by external id, or given), then its candidates.
+    // The statement recall prepares for a small scope: its statistics and its memories, with the
+    // subject looked up by external id, or given.
     const unanchored = { ...scope, anchorId: null };
+    const read = (toRead: ScopeToRead) =>
+      scopeReadStatement(core.db, dims, toRead, ['subject', 'canon'], text, embedding as Float32Array).compile(core.db);
+    // The big subject's part is beyond the read's bound: its gate keeps the plan from reading it.
+    const big = (await subject('big-subject', text)).scope;
     const statements = [
-      scopeStatsQuery(
-        tenant.tenantId,
-        [[...scopeUnits(unanchored, 'subject'), NAMED_SUBJECT], scopeUnits(unanchored, 'canon')],
-        subjectIdByExternalId(tenant.tenantId, 'small-subject'),
-      ).compile(core.db),
-      scopeStatsQuery(tenant.tenantId, [scopeUnits(scope, 'subject'), scopeUnits(scope, 'canon')]).compile(core.db),
-      scanQuery({
-        db: core.db,
-        dimensions: dims,
-        scope,
-        part: 'subject',
-        stats: stats!,
-        text,
-        embedding: embedding as Float32Array,
-        depth: 50,
-      }).compile(core.db),
+      read({ scope: unanchored, named: subjectIdByExternalId(tenant.tenantId, 'small-subject') }),
+      read({ scope }),
+      read({ scope: big }),
+      read({ scope: unanchored, named: subjectIdByExternalId(tenant.tenantId, 'big-subject') }),
     ];
     // Marked statements run with a plan made without their values (src/db/connect.ts): that plan
     // must find the scope and its counters by their indexes, not read the tables (which a parameter

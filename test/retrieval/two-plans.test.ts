@@ -4,7 +4,7 @@ import type { CandidateRow } from '../../src/db/candidates.js';
 import { upsertAnchor } from '../../src/domain/anchors.js';
 import {
   candidatesQuery,
-  scanQuery,
+  scanPart,
   scopeUnits,
   vectorNeighbours,
   type RecallScope,
@@ -13,8 +13,8 @@ import { engine, newTenant, testApi } from '../helpers/harness.js';
 import { startSession, storeMemory } from '../helpers/store-recall.js';
 
 /**
- * A scope is ranked by one of two statements, by its size (PREPARED_SCOPE_MAX): one pass over a
- * small scope, or bounded lookups in a large one. On a scope small enough that the lookups' budget
+ * A scope is ranked in one of two ways, by its size (PREPARED_SCOPE_MAX): a small scope is read whole
+ * and ranked in process, a large one by bounded lookups. On a scope small enough that the lookups' budget
  * reaches every memory, both must give every candidate the same scores, so that a subject's ranking
  * does not change as it grows past the threshold.
  */
@@ -88,7 +88,7 @@ describe(`the two candidate statements on ${engine}`, () => {
         embedding: query,
         depth,
       };
-      const scanned = (await scanQuery(part).execute(core.db)).rows;
+      const scanned = await scanPart(part);
       const nearest = await vectorNeighbours(core.db, dims, scope, 'subject', query, depth, 'exact');
       const looked = (
         await candidatesQuery(
