@@ -1,10 +1,9 @@
 import { sql } from 'kysely';
-import type { Db } from './connect.js';
-import { executePrepared } from './prepared.js';
 
 /**
- * The statistics of a recall's scope, read from the per-unit counters that migration 0006 keeps by
- * trigger: reading them costs one index probe per unit, whatever the scope's size.
+ * The units a recall's scope is made of, whose counters migration 0006 keeps by trigger: reading a
+ * scope's statistics costs one index probe per unit, whatever its size (the scope read,
+ * src/db/scope-read.ts, and the lookup statement, src/db/candidates.ts, read them).
  */
 
 /**
@@ -46,35 +45,4 @@ export interface ScopeStats {
   docs: number;
   /** Their summed length in distinct lexemes. */
   totalLen: number;
-}
-
-/**
- * The statement of readScopeStats. Each unit's counters are looked up by key (LATERAL … LIMIT 1): a
- * join would let a plan made without the values read every counter of the tenant (src/db/prepared.ts).
- */
-export function scopeStatsQuery(tenantId: string, scopes: readonly ScopeUnit[][]) {
-  const units = scopes.flat();
-  const parts = scopes.flatMap((scopeUnits, i) => scopeUnits.map(() => i));
-  const c = unitColumns(units);
-  return sql<{ part: number; docs: number; total_len: number }>`
-    SELECT u.part, coalesce(sum(s.docs), 0)::float8 AS docs, coalesce(sum(s.total_len), 0)::float8 AS total_len
-    FROM unnest(${parts}::int[], ${c.binding}::text[], ${c.agent}::text[], ${c.anchor}::uuid[], ${c.session}::uuid[])
-      AS u(part, b, a, an, s)
-    LEFT JOIN LATERAL (
-      SELECT x.docs, x.total_len FROM memory_unit_stats AS x
-      WHERE x.tenant_id = ${tenantId} AND x.unit = memory_stats_unit(u.b, u.a, u.an, u.s)
-      LIMIT 1
-    ) AS s ON true
-    GROUP BY u.part`;
-}
-
-/**
- * The statistics of several scopes (each a list of units) in one statement, in the order given.
- * Recall reads them with its scope (src/db/scope-read.ts); this reads them alone.
- */
-export async function readScopeStats(trx: Db, tenantId: string, scopes: readonly ScopeUnit[][]): Promise<ScopeStats[]> {
-  if (scopes.flat().length === 0) return scopes.map(() => ({ docs: 0, totalLen: 0 }));
-  const rows = (await executePrepared(trx, scopeStatsQuery(tenantId, scopes).compile(trx))).rows;
-  const byPart = new Map(rows.map((r) => [r.part, { docs: Number(r.docs), totalLen: Number(r.total_len) }]));
-  return scopes.map((_, i) => byPart.get(i) ?? { docs: 0, totalLen: 0 });
 }

@@ -272,9 +272,15 @@ interface ReadPart {
   memories: ScannedMemory[] | null;
 }
 
+/**
+ * Whether a part is ranked at all: the counters count active memories, so with superseded ones asked
+ * for it never is skipped. Most tenants have no canon: its counter says so.
+ */
+const wanted = (stats: ScopeStats, scope: RecallScope): boolean => stats.docs > 0 || scope.includeSuperseded;
+
 /** Whether the scope read reads a part whole, by its counters: the condition the statement holds too. */
 const readWhole = (stats: ScopeStats, scope: RecallScope): boolean =>
-  stats.docs <= PREPARED_SCOPE_MAX && (stats.docs > 0 || scope.includeSuperseded);
+  stats.docs <= PREPARED_SCOPE_MAX && wanted(stats, scope);
 
 /** The statement of readScope (src/db/scope-read.ts). Exported for EXPLAIN in tests. */
 export function scopeReadStatement(
@@ -339,8 +345,8 @@ async function readScope(
 }
 
 /** Ranks a part read whole (./scan-rank.ts) with the ranking's constants. */
-function rankRead(p: ReadPart & { memories: ScannedMemory[] }, depth: number): CandidateRow[] {
-  return rankScanned(p.memories, {
+function rankRead(p: ReadPart, memories: readonly ScannedMemory[], depth: number): CandidateRow[] {
+  return rankScanned(memories, {
     docs: p.stats.docs,
     totalLen: p.stats.totalLen,
     df: p.df,
@@ -359,7 +365,7 @@ function rankRead(p: ReadPart & { memories: ScannedMemory[] }, depth: number): C
 export async function scanPart(q: PartQuery): Promise<CandidateRow[]> {
   const [p] = (await readScope(q.db, q.dimensions, { scope: q.scope }, [q.part], q.text, q.embedding)).parts;
   if (!p?.memories) throw new Error(`the part is not read whole: above ${PREPARED_SCOPE_MAX} memories, or empty`);
-  return rankRead({ ...p, memories: p.memories }, q.depth);
+  return rankRead(p, p.memories, q.depth);
 }
 
 /** Candidates each side brings per result asked for: enough that fusion can reorder beyond the cut. */
@@ -470,11 +476,9 @@ async function recallOn(
     );
     const fetched: CandidateRow[] = [];
     for (const p of parts) {
-      // The counters count active memories; with superseded ones asked for, a part is never
-      // skipped. Most tenants have no canon: its counter says so.
-      if (!(p.stats.docs > 0 || scope.includeSuperseded)) continue;
+      if (!wanted(p.stats, scope)) continue;
       const depth = depths[p.part];
-      if (p.memories) fetched.push(...rankRead({ ...p, memories: p.memories }, depth));
+      if (p.memories) fetched.push(...rankRead(p, p.memories, depth));
       else {
         const q = {
           db: conn,

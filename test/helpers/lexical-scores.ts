@@ -1,8 +1,18 @@
 import type { CandidateRow } from '../../src/db/candidates.js';
-import { readScopeStats, type ScopeStats } from '../../src/db/scope-stats.js';
-import { candidatesQuery, scanPart, scopeUnits, type RecallScope } from '../../src/retrieval/recall.js';
+import type { ScopeStats } from '../../src/db/scope-stats.js';
+import { candidatesQuery, scanPart, scopeReadStatement, type RecallScope } from '../../src/retrieval/recall.js';
 import type { Core } from '../../src/domain/core.js';
 import type { TestApi } from './harness.js';
+
+/** The statistics of the subject part of `scope` as recall reads them: the scope read's header row. */
+export async function subjectStats(core: Core, scope: RecallScope): Promise<ScopeStats> {
+  const dims = core.embedder.dimensions;
+  // No query: the statistics do not depend on it.
+  const statement = scopeReadStatement(core.db, dims, { scope }, ['subject'], '', new Float32Array(dims));
+  const header = (await statement.execute(core.db)).rows.find((r) => r.id === null);
+  if (!header) throw new Error('the scope read returned no statistics');
+  return { docs: header.docs, totalLen: header.total_len };
+}
 
 /** The subject part of `scope` as both candidate statements take it (src/retrieval/recall.ts, PartQuery). */
 export function subjectPart(
@@ -32,9 +42,9 @@ export function subjectPart(
 export async function lexicalScores(api: TestApi, tenantId: string, text: string) {
   const { core } = api;
   const scope: RecallScope = { tenantId, agentId: 'a', anchorId: null, sessionId: null, includeSuperseded: false };
-  const [stats] = await readScopeStats(core.db, tenantId, [scopeUnits(scope, 'subject')]);
+  const stats = await subjectStats(core, scope);
   const [embedding] = await core.embedder.embed([text], { kind: 'query' });
-  const part = subjectPart(core, scope, stats!, text, embedding as Float32Array, 10);
+  const part = subjectPart(core, scope, stats, text, embedding as Float32Array, 10);
   const byId = (rows: CandidateRow[]) => new Map(rows.filter((r) => r.candidate).map((r) => [r.id, r.lexical]));
   return {
     scan: byId(await scanPart(part)),

@@ -5,14 +5,12 @@ import { ensureVectorIndex, vectorParam } from '../../src/db/vector.js';
 import { subjectIdByExternalId, upsertAnchor } from '../../src/domain/anchors.js';
 import type { Actor } from '../../src/domain/core.js';
 import { contentKey, newId } from '../../src/domain/text.js';
-import { readScopeStats } from '../../src/db/scope-stats.js';
 import {
   candidatesQuery,
   LEXICAL_BUDGET,
   PREPARED_SCOPE_MAX,
   recall,
   scopeReadStatement,
-  scopeUnits,
   type RecallScope,
   type ScopeToRead,
 } from '../../src/retrieval/recall.js';
@@ -23,7 +21,7 @@ import { createHashEmbedder } from '../../src/embedding/hash.js';
 import { startCore, type Running } from '../../src/start-core.js';
 import { engine, newTenant, testConfig, type Tenant, type TestApi } from '../helpers/harness.js';
 import { isolatedDatabase, type IsolatedDb } from '../helpers/isolated-db.js';
-import { subjectPart } from '../helpers/lexical-scores.js';
+import { subjectPart, subjectStats } from '../helpers/lexical-scores.js';
 
 /**
  * Recall reads a number of memories bounded by its candidates, not by its scope: every statement a
@@ -247,7 +245,7 @@ describe(`recall's cost on ${engine}`, () => {
       includeSuperseded: false,
     };
     const [embedding] = await core.embedder.embed([text], { kind: 'query' });
-    const [stats] = await readScopeStats(core.db, tenant.tenantId, [scopeUnits(scope, 'subject')]);
+    const stats = await subjectStats(core, scope);
     return { anchor, scope, text, embedding, stats };
   }
 
@@ -264,7 +262,7 @@ describe(`recall's cost on ${engine}`, () => {
         .executeTakeFirstOrThrow();
     // Each word alone is beyond the lexical budget, so a search by rare words alone finds nothing.
     for (const word of ['invoice', 'kitchen']) expect(Number((await holding(word)).n)).toBeGreaterThan(LEXICAL_BUDGET);
-    const part = subjectPart(core, scope, stats!, text, embedding as Float32Array, 50);
+    const part = subjectPart(core, scope, stats, text, embedding as Float32Array, 50);
     const { rows } = await candidatesQuery(part, []).execute(core.db);
     const lexical = rows.filter((r) => r.candidate && r.lexical > 0);
     expect(lexical.length).toBe(50);
@@ -296,7 +294,7 @@ describe(`recall's cost on ${engine}`, () => {
   it('runs the prepared statements of a small scope, with their generic plans, through the scope', async () => {
     const { core } = api;
     const { scope, text, embedding, stats } = await subject('small-subject', 'billing address for the hotel booking');
-    expect(stats?.docs).toBe(SMALL);
+    expect(stats.docs).toBe(SMALL);
     expect(SMALL).toBeLessThanOrEqual(PREPARED_SCOPE_MAX);
     const dims = core.embedder.dimensions;
     // The statement recall prepares for a small scope: its statistics and its memories, with the

@@ -1,15 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { readScopeStats } from '../../src/db/scope-stats.js';
 import type { CandidateRow } from '../../src/db/candidates.js';
 import { upsertAnchor } from '../../src/domain/anchors.js';
-import {
-  candidatesQuery,
-  scanPart,
-  scopeUnits,
-  vectorNeighbours,
-  type RecallScope,
-} from '../../src/retrieval/recall.js';
+import { candidatesQuery, scanPart, vectorNeighbours, type RecallScope } from '../../src/retrieval/recall.js';
 import { engine, newTenant, testApi } from '../helpers/harness.js';
+import { subjectStats } from '../helpers/lexical-scores.js';
 import { startSession, storeMemory } from '../helpers/store-recall.js';
 
 /**
@@ -69,8 +63,8 @@ describe(`the two candidate statements on ${engine}`, () => {
       sessionId: null,
       includeSuperseded: false,
     };
-    const [stats] = await readScopeStats(core.db, t.tenantId, [scopeUnits(scope, 'subject')]);
-    expect(stats?.docs).toBe(11);
+    const stats = await subjectStats(core, scope);
+    expect(stats.docs).toBe(11);
     const dims = core.embedder.dimensions;
     // A depth below the scope's size, so that both sides choose.
     const depth = 4;
@@ -83,7 +77,7 @@ describe(`the two candidate statements on ${engine}`, () => {
         dimensions: dims,
         scope,
         part: 'subject' as const,
-        stats: stats!,
+        stats,
         text,
         embedding: query,
         depth,
