@@ -6,7 +6,7 @@ import { assertContentLimit } from './content-limit.js';
 import { resolveAnchor, type AnchorRef } from './anchors.js';
 import type { Actor, Core } from './core.js';
 import { resolvePlacement, type Placement } from './placement.js';
-import { judgeBatch, prejudgedFor, storedMemory, storeFact, type StoredMemory } from './store.js';
+import { judgeBatch, prejudgedFor, speakerOfMemory, storedMemory, storeFact, type StoredMemory } from './store.js';
 
 export interface IngestMessage extends ConversationMessage {
   /** The caller's id of the message: with a conversation id, a message is ingested once. */
@@ -154,7 +154,11 @@ export async function ingestConversation(core: Core, actor: Actor, input: Ingest
     actor,
     input.agentId,
     target,
-    facts.map((f, i) => ({ content: f.content, embedding: vectors[i] ?? new Float32Array() })),
+    facts.map((f, i) => ({
+      content: f.content,
+      embedding: vectors[i] ?? new Float32Array(),
+      speaker: speakerOfMemory(input.metadata, f.content),
+    })),
   );
   const memories: StoredMemory[] = [];
   let stored = 0;

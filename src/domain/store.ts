@@ -4,6 +4,7 @@ import type { StoredMemoryObject } from '../schemas/objects.js';
 import type { Db } from '../db/connect.js';
 import { cosineDistance } from '../db/vector.js';
 import { identityText, sameValues } from '../beliefs/near-duplicate.js';
+import { sameSpeaker, speakerOf } from '../retrieval/speakers.js';
 import type { ContradictionDetector } from '../beliefs/contradiction-detector.js';
 import { createContradictionDetector } from '../beliefs/detector.js';
 import { actAs } from './agent-binding.js';
@@ -44,7 +45,6 @@ export interface StoreResult {
   supersedes: string[];
 }
 
-/** The answer to a store, as REST and MCP render it: supersedes only when something was superseded. */
 /** The answer to a store: the memory, its outcome, and what it superseded (src/schemas/objects.ts). */
 export type StoredMemory = z.output<typeof StoredMemoryObject>;
 
@@ -58,6 +58,11 @@ export function storedMemory(result: StoreResult): StoredMemory {
 
 /** How many of the partition's nearest memories are weighed as duplicates or contradictions. */
 const CANDIDATES = 8;
+/**
+ * A store that names its speaker reads this many times CANDIDATES and weighs its speaker's among
+ * them: in a conversation, about half of the nearest memories are the other party's.
+ */
+const SPEAKER_READ_FACTOR = 2;
 /** Each reinforcement closes this share of the gap between a memory's confidence and 1. */
 const REINFORCEMENT_GAIN = 0.15;
 /** docs/api.md §6: a session memory reinforced this often for its anchor becomes durable. */
@@ -72,21 +77,38 @@ function partitionOf(actor: Actor, agentId: string, placement: Placement): Parti
 /** A memory of the partition near the new one: its row, so that reinforcing it reads nothing more. */
 type Candidate = Omit<MemoryRow, 'anchor_external_id'> & { distance: number };
 
+/** Who says a memory (src/retrieval/speakers.ts): its metadata's speaker, else its content's label. */
+export const speakerOfMemory = (metadata: unknown, content: string): string | null =>
+  speakerOf(
+    metadata !== null && typeof metadata === 'object' && !Array.isArray(metadata)
+      ? (metadata as Record<string, unknown>)['speaker']
+      : undefined,
+    content,
+  );
+
+/**
+ * The partition's memories nearest to `embedding` that may be the same belief as a memory said by
+ * `speaker` (null: anyone's): what another speaker said is neither its duplicate nor its
+ * contradiction (sameSpeaker).
+ */
 async function nearest(
   db: Db,
   p: Partition,
   dimensions: number,
   embedding: Float32Array,
   now: Date,
+  speaker: string | null,
 ): Promise<Candidate[]> {
   const distance = cosineDistance(dimensions, embedding);
-  return db
+  const rows = await db
     .selectFrom('memories as m')
     .select([...MEMORY_ROW_COLUMNS, distance.as('distance')])
     .where((eb) => inPartition(eb, p, now))
     .orderBy(distance)
-    .limit(CANDIDATES)
+    .limit(speaker === null ? CANDIDATES : CANDIDATES * SPEAKER_READ_FACTOR)
     .execute();
+  if (speaker === null) return rows;
+  return rows.filter((c) => sameSpeaker(speaker, speakerOfMemory(c.metadata, c.content))).slice(0, CANDIDATES);
 }
 
 /**
@@ -106,6 +128,7 @@ export async function storeMemory(core: Core, actor: Actor, input: StoreInput): 
 export async function storeFact(core: Core, actor: Actor, input: StoreInput): Promise<StoreResult> {
   actAs(actor, input.agentId);
   const content = input.content.trim();
+  const speaker = speakerOfMemory(input.metadata, content);
   // Embedding and a model's judgement are slow and need no lock: both happen before the transaction
   // opens. So does the window vector's (windows.ts), from the memory stored last in the session
   // now, which the transaction checks under the partition's lock before it keeps the vector.
@@ -118,7 +141,9 @@ export async function storeFact(core: Core, actor: Actor, input: StoreInput): Pr
   const window = previous ? vectors[vectors.length - 1] : undefined;
   const prejudged =
     input.prejudged ??
-    (core.contradictions.local ? undefined : await judgeContradictions(core, actor, input, content, embedding));
+    (core.contradictions.local
+      ? undefined
+      : await judgeContradictions(core, actor, input, content, embedding, speaker));
 
   // The transaction sees plain values, never core: core.db inside it would deadlock PGlite's one
   // connection and escape the transaction on Postgres.
@@ -140,14 +165,14 @@ export async function storeFact(core: Core, actor: Actor, input: StoreInput): Pr
     const partition = partitionOf(actor, input.agentId, placement);
     if (!partition) throw new Error('placement with create found no anchor');
     await lockPartition(trx, partition);
-    const candidates = await nearest(trx, partition, dims, embedding, now);
+    const candidates = await nearest(trx, partition, dims, embedding, now, speaker);
     // The deterministic detector judges here, on exactly the memories the lock protects, and
     // whatever arrived after a model judged.
     const judged = prejudged
       ? await withLateArrivals(prejudged, content, candidates)
       : await verdicts(underLock, content, candidates);
     const duplicate = await findDuplicate(content, candidates, judged, threshold, underLock);
-    const twin = await profileTwin(trx, partition, dims, content, embedding, now);
+    const twin = await profileTwin(trx, partition, dims, content, embedding, now, speaker);
     // The subject's external id, for the answer: placing the store found it, unless it named the
     // subject by anchor_id.
     const externalIdOf = async (anchorId: string | null): Promise<string | null> => {
@@ -210,13 +235,14 @@ async function judgeContradictions(
   input: StoreInput,
   content: string,
   embedding: Float32Array,
+  speaker: string | null,
 ): Promise<Map<string, boolean>> {
   const placement =
     input.placed ??
     (await resolvePlacement(core.db, actor.tenantId, input.anchor, input.sessionId, { mustBeActive: false })).placement;
   const partition = partitionOf(actor, input.agentId, placement);
   if (!partition) return new Map();
-  const candidates = await nearest(core.db, partition, core.embedder.dimensions, embedding, core.clock());
+  const candidates = await nearest(core.db, partition, core.embedder.dimensions, embedding, core.clock(), speaker);
   return verdicts(core.contradictions, content, candidates);
 }
 
@@ -251,6 +277,8 @@ async function verdicts(
 export interface BatchFact {
   readonly content: string;
   readonly embedding: Float32Array;
+  /** Who says it (speakerOfMemory); null for no one in particular. */
+  readonly speaker: string | null;
 }
 
 /**
@@ -278,7 +306,9 @@ export async function judgeBatch(
   const pools = await Promise.all(
     facts.map(async (fact, i) => {
       const identity = identityText(fact.content);
-      const stored = partition ? await nearest(core.db, partition, core.embedder.dimensions, fact.embedding, now) : [];
+      const stored = partition
+        ? await nearest(core.db, partition, core.embedder.dimensions, fact.embedding, now, fact.speaker)
+        : [];
       const earlier = facts
         .slice(0, i)
         .map((e, j) => ({ id: String(j), content: e.content, distance: 1 - dot(fact.embedding, e.embedding) }));
@@ -352,10 +382,11 @@ async function profileTwin(
   content: string,
   embedding: Float32Array,
   now: Date,
+  speaker: string | null,
 ): Promise<Candidate | undefined> {
   if (partition.binding !== 'session' || !partition.anchorId) return undefined;
   const identity = identityText(content);
-  const profile = await nearest(trx, anchoredOf(partition), dimensions, embedding, now);
+  const profile = await nearest(trx, anchoredOf(partition), dimensions, embedding, now, speaker);
   return profile.find((c) => identityText(c.content) === identity);
 }
 

@@ -30,6 +30,15 @@ const words = (text: string): string[] => text.toLowerCase().match(/[\p{L}\p{N}]
 export const speakerKey = (speaker: string): string => words(speaker).join(' ');
 
 /**
+ * Whether two memories may be one belief as far as their speakers go: unless both name a speaker
+ * and the two differ. "I love the store" is one fact when Jon says it and another when Gina does,
+ * so the store path neither merges nor supersedes across speakers (src/domain/store.ts).
+ */
+export function sameSpeaker(a: string | null, b: string | null): boolean {
+  return a === null || b === null || speakerKey(a) === speakerKey(b);
+}
+
+/**
  * The keys of the speakers (among those given) that the query names: every word of the speaker's
  * name is a word of the query ("what did caroline's sister say" names "Caroline").
  */

@@ -151,6 +151,78 @@ describe(`contradiction and supersession on ${engine}`, () => {
   });
 });
 
+describe(`speakers on ${engine}`, () => {
+  // "I" is whoever says it: two people's statements are two memories however alike their words.
+  const near = [
+    'I love the store and I am so proud of every single thing we built there',
+    'I love the store and I am so proud of every thing we built there',
+  ] as const;
+
+  it('reinforces a near-identical statement of the same speaker, by label or by metadata', async () => {
+    const api = await testApi();
+    const t = await newTenant(api);
+    const first = await store(api, t, { content: `Jon: ${near[0]}`, anchor_external_id: 'chat' });
+    const again = await store(api, t, { content: `Jon: ${near[1]}`, anchor_external_id: 'chat' });
+    expect(again).toMatchObject({ http: 200, outcome: 'reinforced', id: first.id });
+    const byField = await store(api, t, { content: near[0], metadata: { speaker: 'Gina' }, anchor_external_id: 'x' });
+    const sameField = await store(api, t, { content: near[1], metadata: { speaker: 'gina' }, anchor_external_id: 'x' });
+    expect(sameField).toMatchObject({ http: 200, outcome: 'reinforced', id: byField.id });
+  });
+
+  it("never merges one speaker's statement into another's", async () => {
+    const api = await testApi();
+    const t = await newTenant(api);
+    const jon = await store(api, t, { content: `Jon: ${near[0]}`, anchor_external_id: 'chat' });
+    const gina = await store(api, t, { content: `Gina: ${near[1]}`, anchor_external_id: 'chat' });
+    expect(gina).toMatchObject({ http: 201, outcome: 'created' });
+    expect(gina.id).not.toBe(jon.id);
+    // The same text, told apart by metadata alone.
+    const a = await store(api, t, { content: near[0], metadata: { speaker: 'Jon' }, anchor_external_id: 'x' });
+    const b = await store(api, t, { content: near[0], metadata: { speaker: 'Gina' }, anchor_external_id: 'x' });
+    expect(b).toMatchObject({ http: 201, outcome: 'created' });
+    expect(b.id).not.toBe(a.id);
+    // A memory that names no speaker may still be anyone's.
+    const anyone = await store(api, t, { content: near[1], anchor_external_id: 'x' });
+    expect(anyone).toMatchObject({ http: 200, outcome: 'reinforced' });
+  });
+
+  it("does not supersede another speaker's statement", async () => {
+    const api = await testApi();
+    const t = await newTenant(api);
+    const jon = await store(api, t, {
+      content: 'Lives in Paris',
+      metadata: { speaker: 'Jon' },
+      anchor_external_id: 'c',
+    });
+    const gina = await store(api, t, {
+      content: 'Lives in Berlin',
+      metadata: { speaker: 'Gina' },
+      anchor_external_id: 'c',
+    });
+    expect(gina).toMatchObject({ http: 201, outcome: 'created' });
+    expect(gina.supersedes).toBeUndefined();
+    expect(await getMemory(api, t, jon.id)).toMatchObject({ status: 'active' });
+    const moved = await store(api, t, {
+      content: 'Lives in Rome',
+      metadata: { speaker: 'Jon' },
+      anchor_external_id: 'c',
+    });
+    expect(moved.supersedes).toEqual([jon.id]);
+  });
+
+  it("does not reinforce the profile's copy of what another speaker said", async () => {
+    const api = await testApi();
+    const t = await newTenant(api);
+    const fact = 'Takes the bus to work';
+    const profile = await store(api, t, { content: fact, metadata: { speaker: 'Pat' }, anchor_external_id: 'pat' });
+    const s = await startSession(api, t.auth, { agent_id: 'agent-1', anchor_external_id: 'pat' });
+    const other = await store(api, t, { content: fact, metadata: { speaker: 'Sam' }, session_id: s });
+    expect(other).toMatchObject({ http: 201, outcome: 'created', binding: 'session' });
+    const same = await store(api, t, { content: fact, metadata: { speaker: 'Pat' }, session_id: s });
+    expect(same).toMatchObject({ http: 200, outcome: 'reinforced', id: profile.id, binding: 'anchored' });
+  });
+});
+
 describe(`promotion on ${engine}`, () => {
   it('promotes a session memory reinforced 3 times for its anchor, across sessions', async () => {
     const api = await testApi();

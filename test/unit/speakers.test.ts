@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { namedSpeakers, speakerKey, speakerOf } from '../../src/retrieval/speakers.js';
+import { namedSpeakers, sameSpeaker, speakerKey, speakerOf } from '../../src/retrieval/speakers.js';
 
 describe('who said a memory', () => {
   it('is metadata.speaker when it is a non-empty string, else the label of a transcript line', () => {
@@ -27,5 +27,12 @@ describe('who said a memory', () => {
     expect(namedSpeakers('Where does Mary live?', speakers)).toEqual(new Set());
     expect(namedSpeakers('Did Mary Ann and Caroline meet?', speakers)).toEqual(new Set(['mary ann', 'caroline']));
     expect(speakerKey('Dr. Ng')).toBe('dr ng');
+  });
+
+  it('is one speaker for the store path unless both memories name different speakers', () => {
+    expect(sameSpeaker('Dr. Ng', 'dr ng')).toBe(true);
+    expect(sameSpeaker('Jon', null)).toBe(true);
+    expect(sameSpeaker(null, null)).toBe(true);
+    expect(sameSpeaker('Jon', 'Gina')).toBe(false);
   });
 });
