@@ -78,13 +78,8 @@ function partitionOf(actor: Actor, agentId: string, placement: Placement): Parti
 type Candidate = Omit<MemoryRow, 'anchor_external_id'> & { distance: number };
 
 /** Who says a memory (src/retrieval/speakers.ts): its metadata's speaker, else its content's label. */
-export const speakerOfMemory = (metadata: unknown, content: string): string | null =>
-  speakerOf(
-    metadata !== null && typeof metadata === 'object' && !Array.isArray(metadata)
-      ? (metadata as Record<string, unknown>)['speaker']
-      : undefined,
-    content,
-  );
+export const speakerOfMemory = (metadata: Readonly<Record<string, unknown>> | undefined, content: string) =>
+  speakerOf(metadata?.['speaker'], content);
 
 /**
  * The partition's memories nearest to `embedding` that may be the same belief as a memory said by
