@@ -1,13 +1,12 @@
 import { sql } from 'kysely';
-import type { Binding } from '../config.js';
 import { AppError, notFound } from '../errors.js';
 import { actAs, canSeeMemory } from './agent-binding.js';
-import { lockAnchor } from './anchors.js';
 import { recordEvent } from './audit.js';
 import { assertContentLimit } from './content-limit.js';
 import type { Actor, Core } from './core.js';
-import { findMemoryRow, insertMemory, toMemory, type Memory, type MemoryRow } from './memories.js';
-import { inPartition, lockPartition, type Partition } from './partition.js';
+import { findMemoryRow, insertMemory, toMemory, type Memory } from './memories.js';
+import { lockMemory, partitionOfRow } from './memory-lock.js';
+import { inPartition } from './partition.js';
 import { contentKey, newId } from './text.js';
 
 export interface CorrectInput {
@@ -25,16 +24,6 @@ export interface CorrectResult {
   memory: Memory;
   /** The corrected memory's id, now superseded by `memory`. */
   corrects: string;
-}
-
-function partitionOfRow(tenantId: string, row: MemoryRow): Partition {
-  return {
-    tenantId,
-    binding: row.binding as Exclude<Binding, 'canon'>,
-    agentId: row.agent_id,
-    anchorId: row.anchor_id,
-    sessionId: row.session_id,
-  };
 }
 
 /**
@@ -63,13 +52,11 @@ export async function correctMemory(core: Core, actor: Actor, input: CorrectInpu
 
   return core.db.transaction().execute(async (trx) => {
     const now = clock();
-    // The lock order of partition.ts: the subject, then the partition, then the memory rows.
-    if (before.anchor_id && !(await lockAnchor(trx, actor.tenantId, before.anchor_id))) throw notFound('memory');
-    const partition = partitionOfRow(actor.tenantId, before);
-    await lockPartition(trx, partition);
-    // Read again under the lock: a store may have superseded it, or a delete removed it, meanwhile.
-    const row = await findMemoryRow(trx, actor.tenantId, input.id);
-    if (!row) throw notFound('memory');
+    // Read again under the locks: a store or another correction may have superseded it, or a delete
+    // removed it, meanwhile; from here on nothing else changes it or its partition.
+    const row = await lockMemory(trx, actor.tenantId, before);
+    if (!row || !canSeeMemory(actor, row)) throw notFound('memory');
+    const partition = partitionOfRow(actor.tenantId, row);
     if (row.status !== 'active') {
       throw new AppError(
         'conflict',

@@ -9,9 +9,9 @@ import { AppError, notFound } from '../errors.js';
 import type { MemoryObject } from '../schemas/objects.js';
 import { canSeeMemory } from './agent-binding.js';
 import { memoryHistory, recordEvent, type AuditEvent } from './audit.js';
-import { lockAnchor } from './anchors.js';
 import type { Actor, Core } from './core.js';
 import { effectiveConfidence, effectiveConfidenceSql } from './decay.js';
+import { lockMemory } from './memory-lock.js';
 import { decodeOffsetCursor, encodeOffsetCursor } from './pagination.js';
 import { contentKey, isUuid } from './text.js';
 
@@ -166,17 +166,22 @@ export async function insertMemory(
     .executeTakeFirstOrThrow();
 }
 
-/** Hard delete. Canon has its own door (admin scope), so this one refuses it. */
+/**
+ * Hard delete. Canon has its own door (admin scope), so this one refuses it. A delete that waited for
+ * a correction, a store or another delete of the same memory finds it as they left it: deleted
+ * already is a 404, superseded is still deleted.
+ */
 export async function deleteMemory(core: Core, actor: Actor, id: string): Promise<void> {
   await core.db.transaction().execute(async (trx) => {
-    const row = await findMemoryRow(trx, actor.tenantId, id);
-    if (!row || !canSeeMemory(actor, row)) throw notFound('memory');
-    // The subject first (the lock order of partition.ts): a purge then erases this delete's event
-    // too, or has erased the memory already.
-    if (row.anchor_id && !(await lockAnchor(trx, actor.tenantId, row.anchor_id))) throw notFound('memory');
-    if (row.binding === 'canon') {
+    const seen = await findMemoryRow(trx, actor.tenantId, id);
+    if (!seen || !canSeeMemory(actor, seen)) throw notFound('memory');
+    if (seen.binding === 'canon') {
       throw new AppError('conflict', 'canon entries are deleted through DELETE /v1/canon/{id} with an admin key');
     }
+    // The subject first (the lock order of partition.ts): a purge then erases this delete's event
+    // too, or has erased the memory already.
+    const row = await lockMemory(trx, actor.tenantId, seen);
+    if (!row || !canSeeMemory(actor, row)) throw notFound('memory');
     await trx.deleteFrom('memories').where('tenant_id', '=', actor.tenantId).where('id', '=', id).execute();
     await recordEvent(trx, actor, core.clock(), {
       action: 'deleted',

@@ -32,7 +32,10 @@ export function partitionKey(p: Partition): string {
 /**
  * Serializes stores into one partition across connections and processes until the transaction
  * ends, so two stores of the same fact reinforce once each instead of inserting twice. Only a
- * session store's look at its subject's profile crosses partitions (store.ts).
+ * session store's look at its subject's profile crosses partitions (store.ts). Whatever else changes
+ * or deletes a partition's memories holds it too (a correction, a delete, the sweeper: memory-lock.ts),
+ * so that none finds a memory it read gone, and none locks a memory's row before the partition's
+ * statistics (migration 0006) while another locks them the other way round.
  *
  * The lock order. Every transaction that writes what belongs to a subject takes its locks in this
  * order, skipping those it does not need, so that two of them never wait on each other in a cycle:
@@ -40,7 +43,7 @@ export function partitionKey(p: Partition): string {
  *      deletes, the sweeper; lockAnchor in anchors.ts), FOR UPDATE by a purge, which therefore waits
  *      for the writers in flight and makes later ones wait for it, then find the subject gone;
  *   2. the session row: FOR SHARE by a store into it, FOR UPDATE by its end (a purge deletes it);
- *   3. the partition advisory locks, anchored before session when a store takes both;
+ *   3. the partition advisory locks, anchored before session when a writer takes both;
  *   4. memory rows, by updating or deleting them.
  * A session's subject is read unlocked before step 1, which is safe because it never changes.
  */

@@ -425,7 +425,7 @@ async function reinforce(r: Reinforcing, row: Candidate, merged?: Candidate): Pr
     .where('tenant_id', '=', actor.tenantId)
     .where('id', '=', id)
     .executeTakeFirst();
-  // Deletes (and the sweeper) do not take the partition's lock: the memory may be gone since nearest read it.
+  // Every delete of a memory holds its partition (a purge, its subject) as this store does: the row is still here.
   if (Number(updated.numUpdatedRows) === 0) throw new Error('duplicate vanished under the partition lock');
   // The memory stays with the session it was formed in; a later session that stores it again keeps
   // it from being swept with that one for as long as the later session lives.
