@@ -124,10 +124,19 @@ export async function listCanon(
   return toPage(rows, options.limit, (r) => [r.created_at.toISOString(), r.id], toCanon);
 }
 
+/** Deletes a canon entry once: a delete that waited for another delete of it finds nothing and records nothing. */
 export async function deleteCanon(core: Core, actor: Actor, id: string): Promise<void> {
+  if (!isUuid(id)) throw notFound('canon entry');
   await core.db.transaction().execute(async (trx) => {
-    const entry = await getCanon(trx, actor.tenantId, id);
-    await trx.deleteFrom('memories').where('tenant_id', '=', actor.tenantId).where('id', '=', id).execute();
+    // The delete itself decides, not a read before it: a racing delete's row is gone by the time this one runs.
+    const entry = await trx
+      .deleteFrom('memories')
+      .where('tenant_id', '=', actor.tenantId)
+      .where('id', '=', id)
+      .where('binding', '=', 'canon')
+      .returning('agent_id')
+      .executeTakeFirst();
+    if (!entry) throw notFound('canon entry');
     await recordEvent(trx, actor, core.clock(), {
       action: 'canon_deleted',
       agentId: entry.agent_id,

@@ -5,6 +5,7 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AnchorRef } from '../../src/domain/anchors.js';
 import { memoryHistory } from '../../src/domain/audit.js';
+import { deleteCanon, writeCanon } from '../../src/domain/canon.js';
 import type { Actor, Core } from '../../src/domain/core.js';
 import { correctMemory } from '../../src/domain/correct.js';
 import { deleteMemory, findMemoryRow } from '../../src/domain/memories.js';
@@ -285,6 +286,20 @@ describe(`requests racing on one memory (${engine})`, () => {
       } else {
         expect((await row(done?.memory.id ?? ''))?.status).toBe('active');
       }
+    }
+    await expectStatisticsKept();
+  });
+
+  it('two deletes of one canon entry: one is 204, the other 404, and one canon_deleted event', async () => {
+    for (let round = 0; round < ROUNDS; round++) {
+      const { entry } = await writeCanon(core(0), actor, { agentId: 'admin', content: `House rule ${randomUUID()}` });
+      const [a, b] = await race(
+        round,
+        (c) => deleteCanon(c, actor, entry.id),
+        (c) => deleteCanon(c, actor, entry.id),
+      );
+      expect([a, b].filter((x) => x === 'not_found')).toHaveLength(1);
+      expect(await actions(entry.id)).toEqual(['canon_written', 'canon_deleted']);
     }
     await expectStatisticsKept();
   });
