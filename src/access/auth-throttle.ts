@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Request } from 'express';
 import { AppError } from '../errors.js';
+import { clientAddress } from './client-address.js';
 import { RateLimitedError } from './rate-limit.js';
 
 const WINDOW_MS = 60_000;
@@ -22,12 +23,6 @@ export interface Credential {
   /** The secret itself, undefined when none was sent. Only its SHA-256 is kept. */
   secret: string | undefined;
 }
-
-/**
- * The client's address: the socket's peer, or behind a proxy trusted by TRUST_PROXY the client that
- * X-Forwarded-For names (express's `trust proxy`, set from the config in app.ts).
- */
-export const clientAddress = (req: Request): string => req.ip ?? req.socket.remoteAddress ?? 'unknown';
 
 const digestOf = (secret: string): string => createHash('sha256').update(secret, 'utf8').digest('base64');
 

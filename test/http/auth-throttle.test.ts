@@ -151,6 +151,17 @@ describe('TRUST_PROXY: the client address behind a proxy', () => {
     expectProblem(await rest(api, { ...wrong, ...from('198.51.100.9, 203.0.113.1') }), 429, 'rate_limited');
   });
 
+  it('counts an IPv6 /64 as one client, and whatever else a proxy forwards as one more', async () => {
+    const api = await testApi({ config: { AUTH_FAILURES_PER_MINUTE: '3', TRUST_PROXY: 'loopback' } });
+    for (const client of ['2001:db8:0:7::1', '2001:db8:0:7:0:0:0:2', '2001:0db8:0000:0007:ffff::3']) {
+      expect((await rest(api, { ...wrong, ...from(client) })).status).toBe(401);
+    }
+    expectProblem(await rest(api, { ...wrong, ...from('2001:db8:0:7::9') }), 429, 'rate_limited');
+    expect((await rest(api, { ...wrong, ...from('2001:db8:0:8::1') })).status).toBe(401);
+    await failTimes(3, () => rest(api, { ...wrong, ...from(`not-an-address-${'x'.repeat(500)}`) }));
+    expectProblem(await rest(api, { ...wrong, ...from('not-an-address-either') }), 429, 'rate_limited');
+  });
+
   it('reads a hop count or proxy addresses, and refuses anything else naming the variable', () => {
     expect(loadConfig({}).trustProxy).toBe(false);
     expect(loadConfig({ TRUST_PROXY: '0' }).trustProxy).toBe(false);
