@@ -3,8 +3,9 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { mountConsole } from './console/serve.js';
 import type { Actor, Core, Scope } from './domain/core.js';
 import { AppError, outageError, toProblem, UnavailableError } from './errors.js';
-import { authorize, checkSetupToken } from './access/auth.js';
+import { authorize, checkSetupToken, keyCredential, setupCredential } from './access/auth.js';
 import { AuthThrottle } from './access/auth-throttle.js';
+import { clientAddress } from './access/client-address.js';
 import { createMetrics, withMetrics, type Metrics } from './http/metrics.js';
 import { docsRoute, mountDocsAssets } from './http/docs.js';
 import { answerOtherMethods } from './http/methods.js';
@@ -84,7 +85,8 @@ export interface AppOptions {
 export function createApp(base: Core, options: AppOptions = {}): express.Express {
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', false);
+  // req.ip: X-Forwarded-For counts only when the peer is a proxy TRUST_PROXY names.
+  app.set('trust proxy', base.config.trustProxy);
   const metrics = options.metrics ?? createMetrics(base.llm, base.reads);
   // Both doors below (REST and MCP over HTTP) run on the core that reports to these metrics.
   const core = withMetrics(base, metrics);
@@ -146,11 +148,11 @@ export function createApp(base: Core, options: AppOptions = {}): express.Express
       }
       let actor = NO_ACTOR;
       if (spec.access === 'setup') {
-        limiter.take(`setup:${req.socket.remoteAddress ?? 'unknown'}`);
-        await throttle.guard(req, () => checkSetupToken(core, req));
+        limiter.take(`setup:${clientAddress(req)}`);
+        await throttle.guard(req, setupCredential(req), () => checkSetupToken(core, req));
       } else if (spec.access !== 'public') {
         const access = spec.access;
-        actor = await throttle.guard(req, () => authorize(core, req, access));
+        actor = await throttle.guard(req, keyCredential(req), () => authorize(core, req, access));
         limiter.take(`key:${actor.keyId ?? ''}`);
         // Before the write, not after: a recall racing it then reads the primary too (read-your-writes).
         if (spec.method !== 'get') core.reads?.wrote(actor);

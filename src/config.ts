@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
@@ -15,6 +16,17 @@ function isHostName(host: string): boolean {
     return false;
   }
 }
+
+/** A proxy TRUST_PROXY may name: express's named ranges, an address, or a CIDR block. */
+function isProxyAddress(entry: string): boolean {
+  if (['loopback', 'linklocal', 'uniquelocal'].includes(entry)) return true;
+  const [ip = '', bits, ...rest] = entry.split('/');
+  const family = isIP(ip);
+  if (family === 0 || ip.includes('%') || rest.length > 0) return false;
+  return bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128));
+}
+
+const HOPS = /^\d{1,2}$/;
 
 const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
@@ -79,6 +91,17 @@ const EnvSchema = z.object({
     .transform((v) => v.split(',').map((h) => h.trim().toLowerCase()))
     .transform((hosts) => hosts.filter((h) => h.length > 0))
     .refine((hosts) => hosts.every(isHostName), 'must be host names separated by commas, without scheme or port')
+    .optional(),
+  // Which peers may name the client in X-Forwarded-For: a hop count, or the proxies' addresses.
+  TRUST_PROXY: z
+    .string()
+    .transform((v) => v.split(',').map((p) => p.trim()))
+    .transform((parts) => parts.filter((p) => p.length > 0))
+    .refine(
+      (parts) => (parts.length === 1 && HOPS.test(parts[0] ?? '')) || parts.every(isProxyAddress),
+      'must be a number of proxies, or their addresses (IP, CIDR, loopback, linklocal, uniquelocal) separated by commas',
+    )
+    .transform((parts) => (parts.length === 1 && HOPS.test(parts[0] ?? '') ? Number(parts[0]) : parts))
     .optional(),
   // The HTTP server against bad and abusive clients.
   AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(0).default(30),
@@ -173,6 +196,11 @@ export interface Config {
   readonly agentId: string | undefined;
   /** Host names that /mcp accepts besides localhost, 127.0.0.1 and [::1] (DNS rebinding protection). */
   readonly mcpAllowedHosts: readonly string[];
+  /**
+   * express's `trust proxy`: false (the socket's peer is the client), the number of proxies in front,
+   * or their addresses; only then does X-Forwarded-For name the client address.
+   */
+  readonly trustProxy: false | number | readonly string[];
   readonly httpLimits: HttpLimitsConfig;
   readonly metrics: MetricsConfig;
 }
@@ -185,6 +213,13 @@ export interface MetricsConfig {
 }
 
 export class ConfigError extends Error {}
+
+// 0 hops and an empty list trust nobody, as unset does.
+function trustProxy(setting: number | string[] | undefined): false | number | readonly string[] {
+  if (setting === undefined || setting === 0) return false;
+  if (typeof setting === 'number') return setting;
+  return setting.length === 0 ? false : Object.freeze(setting);
+}
 
 function defaultDataDir(env: z.infer<typeof EnvSchema>): string {
   // MCP clients start servers in arbitrary working folders, so the default must not be relative.
@@ -291,6 +326,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     llmBreaker: Object.freeze({ failures: env.LLM_BREAKER_FAILURES, cooldownMs: env.LLM_BREAKER_COOLDOWN_MS }),
     agentId: env.AGENT_ID,
     mcpAllowedHosts: Object.freeze(env.MCP_ALLOWED_HOSTS ?? []),
+    trustProxy: trustProxy(env.TRUST_PROXY),
     httpLimits: Object.freeze({
       authFailuresPerMinute: env.AUTH_FAILURES_PER_MINUTE,
       headersTimeoutMs: env.HTTP_HEADERS_TIMEOUT_MS,

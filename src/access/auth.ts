@@ -1,8 +1,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request } from 'express';
-import { authenticate } from '../domain/keys.js';
+import { authenticate, keyPrefixOf } from '../domain/keys.js';
 import type { Actor, Core, Scope } from '../domain/core.js';
 import { AppError } from '../errors.js';
+import type { Credential } from './auth-throttle.js';
 
 function bearerToken(req: Request): string | null {
   const header = req.get('authorization');
@@ -10,6 +11,14 @@ function bearerToken(req: Request): string | null {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   return match?.[1] ?? null;
 }
+
+/** The API key a request presents, as the throttle counts its failures: by the key's prefix. */
+export function keyCredential(req: Request): Credential {
+  const token = bearerToken(req) ?? undefined;
+  return { family: token === undefined ? null : keyPrefixOf(token), secret: token };
+}
+
+export const setupCredential = (req: Request): Credential => ({ family: 'setup', secret: req.get('x-setup-token') });
 
 /** Resolves the caller for a route of the given access, or throws 401/403. */
 export async function authorize(core: Core, req: Request, access: 'any' | Scope): Promise<Actor> {

@@ -25,6 +25,10 @@ export const hashApiKey = (key: string): Buffer => createHash('sha256').update(k
 
 const KEY_SHAPE = /^(mk|rk)_[0-9A-Za-z]{40,}$/;
 
+/** The public part of a well-formed key (as listed by GET /v1/keys), or null for anything else. */
+export const keyPrefixOf = (rawKey: string): string | null =>
+  KEY_SHAPE.test(rawKey) ? rawKey.slice(0, PREFIX_LENGTH) : null;
+
 export type ApiKeyView = z.output<typeof KeyObject>;
 
 type KeyRow = Pick<Selectable<ApiKeysTable>, (typeof KEY_COLUMNS)[number]>;

@@ -99,7 +99,7 @@ export function commonResponses(r: AnyRoute): Record<number, string> {
   }
   if (r.access !== 'public') {
     out[429] =
-      'Rate limited: the key used its allowance, or the address failed authentication too often; see Retry-After';
+      'Rate limited: the key used its allowance, or its client address failed authentication too often (with this key prefix, or at all); see Retry-After';
     out[503] = 'The database is unavailable; retry after Retry-After seconds';
   }
   return out;

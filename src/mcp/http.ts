@@ -3,7 +3,7 @@ import type { Express, NextFunction, Request, Response } from 'express';
 import { actAs } from '../domain/agent-binding.js';
 import type { Core } from '../domain/core.js';
 import { AppError } from '../errors.js';
-import { authorize } from '../access/auth.js';
+import { authorize, keyCredential } from '../access/auth.js';
 import type { AuthThrottle } from '../access/auth-throttle.js';
 import type { RateLimiter } from '../access/rate-limit.js';
 import { agentId as agentIdField } from '../schemas/fields.js';
@@ -81,7 +81,7 @@ export function mountMcp(app: Express, core: Core, limiter: RateLimiter, throttl
   const hosts = hostValidation([...LOCAL_HOSTS, ...core.config.mcpAllowedHosts]);
 
   app.post(MCP_PATH, label, hosts, async (req: Request, res: Response) => {
-    const actor = await throttle.guard(req, () => authorize(core, req, 'any'));
+    const actor = await throttle.guard(req, keyCredential(req), () => authorize(core, req, 'any'));
     // A JSON-RPC batch carries many calls in one request: each counts against the key's limit.
     limiter.take(`key:${actor.keyId ?? ''}`, Array.isArray(req.body) ? Math.max(1, req.body.length) : 1);
     const header = agentIdHeader(req);
