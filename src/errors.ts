@@ -119,13 +119,23 @@ export class UnavailableError extends AppError {
 
 /** Node's socket errors when the database cannot be reached at all. */
 const CONNECTION_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE']);
-/** Postgres: 57P01..57P03 are shutdown and start-up, 3D000 a database that no longer exists. */
-const OUTAGE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '3D000']);
-/** node-postgres raises these as plain errors, known only by their message. */
+/**
+ * Postgres ends the session with these: 57P01 an administrator (a fast or immediate shutdown,
+ * pg_terminate_backend), 57P02 a crash of another backend, 57P03 a server still starting or
+ * recovering, 57P04 a dropped database, 57P05 idle_session_timeout, 25P03
+ * idle_in_transaction_session_timeout; 53300 refuses a connection beyond max_connections; 3D000 is
+ * a database that no longer exists.
+ */
+const OUTAGE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '57P04', '57P05', '25P03', '53300', '3D000']);
+/**
+ * node-postgres raises these as plain errors, known only by their message: a connection that ended,
+ * or a statement sent on one that had failed or been ended for it (src/db/connect.ts).
+ */
 const OUTAGE_MESSAGES = [
   /^Connection terminated/,
   /^timeout exceeded when trying to connect$/,
   /^Client has encountered a connection error and is not queryable$/,
+  /^Client was closed and is not queryable$/,
 ];
 
 function isDatabaseOutage(error: unknown): boolean {

@@ -41,7 +41,7 @@ export async function startCore(
   // The model loads (in its worker) while the database opens: together they are most of a start.
   const [loaded, opened] = await Promise.allSettled([
     overrides.embedder ? Promise.resolve(overrides.embedder) : createEmbedder(config),
-    openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize }),
+    openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize, log }),
   ]);
   if (loaded.status === 'rejected' || opened.status === 'rejected') {
     // The database's failure first: it is the one a newcomer meets (no such database, folder in use).
@@ -68,7 +68,7 @@ export async function startCore(
     throw error;
   }
   // Opened after the migrations, which the replicas receive from the primary as they replay its WAL.
-  const replicas: DbHandle[] = config.databaseReadUrls.map((url) => openReadReplica(url, config.dbPoolSize));
+  const replicas: DbHandle[] = config.databaseReadUrls.map((url) => openReadReplica(url, config.dbPoolSize, log));
   if (replicas.length > 0) log.info({ replicas: replicas.length }, 'recall reads the read replicas');
   // One breaker for the judge and the extractor: they call the same model.
   const llm = llmBreakerFor(config, log);

@@ -2,7 +2,8 @@ import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { Kysely, PGliteDialect, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import { AppError } from '../errors.js';
+import type { Logger } from 'pino';
+import { AppError, outageError } from '../errors.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { isPrepared, statementName } from './prepared.js';
 import type { Database } from './schema.js';
@@ -70,14 +71,42 @@ export function connectionProblem(error: unknown, url: string): AppError | undef
   return undefined;
 }
 
-export async function openPostgres(url: string, poolSize: number): Promise<DbHandle> {
+/** Where a pool reports a connection it lost; the process goes on without it. */
+export type ConnectionLog = Pick<Logger, 'warn'>;
+
+/**
+ * A pool whose connections may each be lost at any time (the server restarts, an administrator or a
+ * timeout ends the session) without taking the process down or being used again. pg-pool listens
+ * for a client's errors only while the client is idle in the pool: one lost while checked out (a
+ * statement under way, a transaction, a recall's pinned connection) emitted an 'error' event that
+ * nothing listened for, and Node ended the process. Each client gets a listener of its own when it
+ * connects, for its whole life; a client that failed is unqueryable or ended (discardWhenLost), so
+ * pg-pool discards it when it is released, and the next request opens a new connection: the service
+ * recovers as soon as the server answers again.
+ */
+function resilientPool(config: pg.PoolConfig, log: ConnectionLog | undefined): pg.Pool {
   // JIT off for every connection: recall's candidate statement is estimated expensive (thousands of
   // correlated lookups it never makes), crosses the JIT threshold, and compiling it took 130 ms of a
   // 20 ms recall. A statement per recall to turn it off cost a round trip; OLTP work never gains from JIT.
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, options: '-c jit=off' });
-  // An idle client that loses its server must not crash the process; the next query reconnects.
+  const pool = new pg.Pool({ ...config, options: '-c jit=off' });
+  // pg-pool has already removed an idle client that failed; its client listener below reports it.
   pool.on('error', () => undefined);
-  pool.on('connect', runMarkedAsPrepared);
+  pool.on('connect', (client) => {
+    let reported = false;
+    client.on('error', (error: Error) => {
+      // A lost session says so twice or more (the server's FATAL message, then the closed socket).
+      if (reported) return;
+      reported = true;
+      log?.warn({ err: error }, 'a database connection was lost; it is discarded and another opened when needed');
+    });
+    runMarkedAsPrepared(client);
+    discardWhenLost(client);
+  });
+  return pool;
+}
+
+export async function openPostgres(url: string, poolSize: number, log?: ConnectionLog): Promise<DbHandle> {
+  const pool = resilientPool({ connectionString: url, max: poolSize }, log);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   // One round trip up front, so that a wrong DATABASE_URL is reported as such, in one line.
   try {
@@ -97,15 +126,11 @@ export const REPLICA_CONNECT_TIMEOUT_MS = 2_000;
  * but opened without a round trip and with a connect timeout: a replica that is down must neither
  * stop a start nor hold a recall, which then reads the primary (src/domain/read-replicas.ts).
  */
-export function openReadReplica(url: string, poolSize: number): DbHandle {
-  const pool = new pg.Pool({
-    connectionString: url,
-    max: poolSize,
-    options: '-c jit=off',
-    connectionTimeoutMillis: REPLICA_CONNECT_TIMEOUT_MS,
-  });
-  pool.on('error', () => undefined);
-  pool.on('connect', runMarkedAsPrepared);
+export function openReadReplica(url: string, poolSize: number, log?: ConnectionLog): DbHandle {
+  const pool = resilientPool(
+    { connectionString: url, max: poolSize, connectionTimeoutMillis: REPLICA_CONNECT_TIMEOUT_MS },
+    log,
+  );
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { db, engine: 'postgres', close: () => db.destroy() };
 }
@@ -144,6 +169,27 @@ function runMarkedAsPrepared(client: pg.PoolClient): void {
   client.query = patched as typeof client.query;
 }
 
+/**
+ * A statement that fails because its connection is gone ends the client at once, and pg-pool
+ * discards an ended client at its release. The server's FATAL message (a shutdown,
+ * pg_terminate_backend, idle_in_transaction_session_timeout) reaches the statement before the
+ * socket closes, and a client released in between went back to the pool as if sound, to be handed
+ * to the next statement waiting for a connection, which then failed too.
+ */
+function discardWhenLost(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as Query;
+  const discardIfLost = (error: unknown) => {
+    if (outageError(error)) void client.end().catch(() => undefined);
+  };
+  const watched: Query = (config, values, callback) => {
+    const result = query(config, values, callback);
+    // Registered before the caller's own handlers: the client is ended before it can be released.
+    if (result instanceof Promise) result.then(undefined, discardIfLost);
+    return result;
+  };
+  client.query = watched as typeof client.query;
+}
+
 export async function openPglite(dataDir: string): Promise<DbHandle> {
   const inMemory = dataDir === ':memory:';
   const unlock = inMemory ? () => undefined : lockDataDir(dataDir);
@@ -173,6 +219,9 @@ export function openDatabase(options: {
   databaseUrl: string | undefined;
   dataDir: string;
   poolSize: number;
+  log?: ConnectionLog;
 }): Promise<DbHandle> {
-  return options.databaseUrl ? openPostgres(options.databaseUrl, options.poolSize) : openPglite(options.dataDir);
+  return options.databaseUrl
+    ? openPostgres(options.databaseUrl, options.poolSize, options.log)
+    : openPglite(options.dataDir);
 }
