@@ -89,21 +89,25 @@ function toEvent(row: AuditRow): AuditEvent {
 }
 
 /**
- * Whether the row of `audit_events` may be shown to a key bound to `agents` (src/domain/agent-binding.ts):
- * an event of a memory is shown exactly when GET /v1/memories/{id}/history would answer for that
- * memory, judged by its row while it exists and, once deleted, by its events (they carry its binding
- * and agent); an event of a key only when the actor may list that key. Every read of the trail for
- * a bound actor applies it: the API, its memory filter and a memory's history, and the export.
+ * Whether the row of `audit_events` may be shown to a key bound to `agents` (src/domain/agent-binding.ts).
+ * An event of a memory: not while the memory is another agent's private one; never an event of a
+ * private memory whose actor is another agent (or none); and once the memory is deleted, none of
+ * its trail if any event of it is such (its events carry its binding and agent), so that a deleted
+ * private memory stays another agent's. An event of a key: only when the actor may list that key.
+ * Every read of the trail for a bound actor applies it: the API, a memory's history, the export.
  */
 export function eventVisibleTo(agents: readonly string[]): RawBuilder<SqlBool> {
+  const othersPrivate = (e: string) =>
+    sql<SqlBool>`(${sql.ref(`${e}.changes`)}->>'binding' = 'private'
+      AND (${sql.ref(`${e}.actor_agent_id`)} IS NULL OR ${sql.ref(`${e}.actor_agent_id`)} <> ALL(${agents}::text[])))`;
   return sql<SqlBool>`(CASE
     WHEN audit_events.memory_id IS NOT NULL THEN
-      NOT EXISTS (SELECT 1 FROM memories m WHERE m.tenant_id = audit_events.tenant_id
+      NOT ${othersPrivate('audit_events')}
+      AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.tenant_id = audit_events.tenant_id
         AND m.id = audit_events.memory_id AND NOT ${memoryVisibleTo(agents)})
       AND (EXISTS (SELECT 1 FROM memories m WHERE m.tenant_id = audit_events.tenant_id AND m.id = audit_events.memory_id)
         OR NOT EXISTS (SELECT 1 FROM audit_events o WHERE o.tenant_id = audit_events.tenant_id
-          AND o.memory_id = audit_events.memory_id AND o.changes->>'binding' = 'private'
-          AND (o.actor_agent_id IS NULL OR o.actor_agent_id <> ALL(${agents}::text[]))))
+          AND o.memory_id = audit_events.memory_id AND ${othersPrivate('o')}))
     WHEN audit_events.action IN ('key_created', 'key_revoked') THEN
       EXISTS (SELECT 1 FROM api_keys k WHERE k.tenant_id = audit_events.tenant_id
         AND k.id::text = audit_events.changes->>'key_id' AND ${keyVisibleTo(agents)})

@@ -286,6 +286,47 @@ describe(`keys bound to agents: export, audit and keys on ${engine}`, () => {
     expect(unbound.body.events.map((e: { action: string }) => e.action)).toEqual(['created', 'reinforced']);
   });
 
+  it("shows none of another agent's events under the id of its deleted private memory, whoever holds the id now", async () => {
+    const api = await testApi();
+    const t = await newTenant(api);
+    const gone = await storeMemory(api, t.auth, { agent_id: 'agent-b', content: 'The old vault code was 1234' });
+    expect((await api.http.delete(`/v1/memories/${gone}`).set(t.auth)).status).toBe(204);
+    const key = await boundKey(api, t, ['agent-a'], ['read', 'admin']);
+    const at = new Date().toISOString();
+    const mine = {
+      type: 'memory',
+      id: gone,
+      agent_id: 'agent-a',
+      content: 'A memory of agent A under a freed id',
+      binding: 'private',
+      anchor_id: null,
+      session_id: null,
+      status: 'active',
+      confidence: 0.7,
+      decay_rate: 0.05,
+      reinforcement_count: 0,
+      superseded_by: null,
+      metadata: {},
+      created_at: at,
+      updated_at: at,
+      last_reinforced_at: at,
+      mentioned_in_sessions: [],
+    };
+    const header = { type: 'header', format: 'agent-memory-export', version: 1, embedder: 'hash' };
+    await api.http
+      .post('/v1/import')
+      .set(key.auth)
+      .set('Content-Type', 'application/x-ndjson')
+      .send(`${JSON.stringify(header)}\n${JSON.stringify(mine)}\n`);
+    // Whatever the import made of the id, agent B's trail under it stays B's.
+    const history = await api.http.get(`/v1/memories/${gone}/history`).set(key.auth);
+    const audit = await api.http.get('/v1/audit').set(key.auth).query({ memory_id: gone });
+    const records = await exported(api, key.auth);
+    for (const events of [history.body.events ?? [], audit.body.events, records.filter((r) => r.type === 'audit')]) {
+      expect(JSON.stringify(events)).not.toContain('agent-b');
+    }
+  });
+
   it('lists and revokes only keys bound to some of its agents, never an unbound key', async () => {
     const api = await testApi();
     const t = await newTenant(api);
