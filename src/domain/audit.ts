@@ -1,8 +1,9 @@
-import { sql, type Selectable } from 'kysely';
+import { sql, type RawBuilder, type Selectable, type SqlBool } from 'kysely';
 import type { z } from 'zod';
 import type { Db } from '../db/connect.js';
 import type { AuditEventsTable } from '../db/schema.js';
 import type { AuditEventObject } from '../schemas/objects.js';
+import { boundAgents, keyVisibleTo, memoryVisibleTo } from './agent-binding.js';
 import type { Actor } from './core.js';
 import { decodeCursor, toPage, type Page } from './pagination.js';
 import { isUuid, newId } from './text.js';
@@ -87,15 +88,43 @@ function toEvent(row: AuditRow): AuditEvent {
   };
 }
 
-export async function memoryHistory(db: Db, tenantId: string, memoryId: string): Promise<AuditEvent[]> {
+/**
+ * Whether the row of `audit_events` may be shown to a key bound to `agents` (src/domain/agent-binding.ts).
+ * An event of a memory: not while the memory is another agent's private one; never an event of a
+ * private memory whose actor is another agent (or none); and once the memory is deleted, none of
+ * its trail if any event of it is such (its events carry its binding and agent), so that a deleted
+ * private memory stays another agent's. An event of a key: only when the actor may list that key.
+ * Every read of the trail for a bound actor applies it: the API, a memory's history, the export.
+ */
+export function eventVisibleTo(agents: readonly string[]): RawBuilder<SqlBool> {
+  const othersPrivate = (e: string) =>
+    sql<SqlBool>`(${sql.ref(`${e}.changes`)}->>'binding' = 'private'
+      AND (${sql.ref(`${e}.actor_agent_id`)} IS NULL OR ${sql.ref(`${e}.actor_agent_id`)} <> ALL(${agents}::text[])))`;
+  return sql<SqlBool>`(CASE
+    WHEN audit_events.memory_id IS NOT NULL THEN
+      NOT ${othersPrivate('audit_events')}
+      AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.tenant_id = audit_events.tenant_id
+        AND m.id = audit_events.memory_id AND NOT ${memoryVisibleTo(agents)})
+      AND (EXISTS (SELECT 1 FROM memories m WHERE m.tenant_id = audit_events.tenant_id AND m.id = audit_events.memory_id)
+        OR NOT EXISTS (SELECT 1 FROM audit_events o WHERE o.tenant_id = audit_events.tenant_id
+          AND o.memory_id = audit_events.memory_id AND ${othersPrivate('o')}))
+    WHEN audit_events.action IN ('key_created', 'key_revoked') THEN
+      EXISTS (SELECT 1 FROM api_keys k WHERE k.tenant_id = audit_events.tenant_id
+        AND k.id::text = audit_events.changes->>'key_id' AND ${keyVisibleTo(agents)})
+    ELSE true END)`;
+}
+
+/** A memory's events, oldest first: none when the actor may not see the memory. */
+export async function memoryHistory(db: Db, actor: Actor, memoryId: string): Promise<AuditEvent[]> {
   if (!isUuid(memoryId)) return [];
-  const rows = await db
+  const agents = boundAgents(actor);
+  let query = db
     .selectFrom('audit_events')
     .select([...auditColumns, 'seq'])
-    .where('tenant_id', '=', tenantId)
-    .where('memory_id', '=', memoryId)
-    .orderBy('seq')
-    .execute();
+    .where('tenant_id', '=', actor.tenantId)
+    .where('memory_id', '=', memoryId);
+  if (agents) query = query.where(eventVisibleTo(agents));
+  const rows = await query.orderBy('seq').execute();
   return rows.map(toEvent);
 }
 
@@ -108,12 +137,18 @@ export interface AuditFilter {
   cursor?: string | undefined;
 }
 
-/** Oldest first, so a cursor can follow the trail as it grows. */
-export async function listEvents(db: Db, tenantId: string, filter: AuditFilter): Promise<Page<AuditEvent>> {
+/**
+ * Oldest first, so a cursor can follow the trail as it grows. A bound actor sees only the events
+ * eventVisibleTo lets through: a memory filter naming another agent's private memory finds none, as
+ * for an id that never existed.
+ */
+export async function listEvents(db: Db, actor: Actor, filter: AuditFilter): Promise<Page<AuditEvent>> {
+  const agents = boundAgents(actor);
   let query = db
     .selectFrom('audit_events')
     .select([...auditColumns, 'seq'])
-    .where('tenant_id', '=', tenantId);
+    .where('tenant_id', '=', actor.tenantId);
+  if (agents) query = query.where(eventVisibleTo(agents));
   if (filter.anchorId) query = query.where('anchor_id', '=', filter.anchorId);
   if (filter.memoryId) query = query.where('memory_id', '=', filter.memoryId);
   if (filter.action) query = query.where('action', '=', filter.action);

@@ -5,7 +5,7 @@ import type { Db } from '../db/connect.js';
 import type { ApiKeysTable } from '../db/schema.js';
 import { AppError, notFound } from '../errors.js';
 import type { KeyObject } from '../schemas/objects.js';
-import { assertCanGrant } from './agent-binding.js';
+import { assertCanGrant, canSeeKey } from './agent-binding.js';
 import { recordEvent } from './audit.js';
 import { SCOPES, type Actor, type Core, type Scope } from './core.js';
 import { isUuid, newId } from './text.js';
@@ -105,15 +105,16 @@ export async function createKey(
   });
 }
 
-export async function listKeys(db: Db, tenantId: string): Promise<ApiKeyView[]> {
+/** The tenant's keys the actor may see: a bound actor, only those bound to some of its agents. */
+export async function listKeys(db: Db, actor: Actor): Promise<ApiKeyView[]> {
   const rows = await db
     .selectFrom('api_keys')
     .select(KEY_COLUMNS)
-    .where('tenant_id', '=', tenantId)
+    .where('tenant_id', '=', actor.tenantId)
     .orderBy('created_at')
     .orderBy('id')
     .execute();
-  return rows.map(toView);
+  return rows.filter((r) => canSeeKey(actor, r)).map(toView);
 }
 
 /** The caller's own key, for a client (the console) to learn what it may do before it tries. */
@@ -129,21 +130,32 @@ export async function getKey(db: Db, tenantId: string, keyId: string): Promise<A
   return toView(row);
 }
 
+/**
+ * Revokes a key the actor may see (a bound actor: a key bound to some of its agents; any other is
+ * answered as missing). The tenant always keeps an admin key, and an unbound one while it has one:
+ * without it no key could create an unbound key again.
+ */
 export async function revokeKey(core: Core, actor: Actor, keyId: string): Promise<void> {
   await core.db.transaction().execute(async (trx) => {
     // Lock the tenant's keys so two concurrent revocations cannot both remove "the other" admin.
     const keys = await trx
       .selectFrom('api_keys')
-      .select(['id', 'scopes', 'revoked_at'])
+      .select(['id', 'scopes', 'revoked_at', 'agent_ids'])
       .where('tenant_id', '=', actor.tenantId)
       .forUpdate()
       .execute();
     const key = keys.find((k) => k.id === keyId);
-    if (!key) throw notFound('key');
+    if (!key || !canSeeKey(actor, key)) throw notFound('key');
     if (key.revoked_at) return;
-    const otherAdmins = keys.filter((k) => k.id !== keyId && !k.revoked_at && k.scopes.includes('admin'));
-    if (key.scopes.includes('admin') && otherAdmins.length === 0) {
+    const admins = keys.filter((k) => k.id !== keyId && !k.revoked_at && k.scopes.includes('admin'));
+    if (key.scopes.includes('admin') && admins.length === 0) {
       throw new AppError('conflict', "cannot revoke the tenant's last admin key; create another admin key first");
+    }
+    if (key.scopes.includes('admin') && key.agent_ids === null && !admins.some((k) => k.agent_ids === null)) {
+      throw new AppError(
+        'conflict',
+        "cannot revoke the tenant's last admin key not bound to agents; create another one without agent_ids first",
+      );
     }
     await trx
       .updateTable('api_keys')

@@ -99,18 +99,14 @@ export async function getMemory(core: Core, actor: Actor, id: string): Promise<M
 
 /**
  * A memory's audit events, oldest first. A deleted memory keeps its trail, so history answers as
- * long as events name it; a deleted private memory is judged by its events, which carry its
- * binding and its agent.
+ * long as events name it; whether a bound actor may see it is memoryHistory's rule, the trail's
+ * (a deleted private memory is judged by its events, which carry its binding and its agent).
  */
 export async function getMemoryHistory(core: Core, actor: Actor, id: string): Promise<AuditEvent[]> {
-  const events = await memoryHistory(core.db, actor.tenantId, id);
   const row = await findMemoryRow(core.db, actor.tenantId, id);
-  const visible = row
-    ? canSeeMemory(actor, row)
-    : events.every((e) =>
-        canSeeMemory(actor, { binding: String(e.changes.binding), agent_id: e.actor.agent_id ?? '' }),
-      );
-  if (!visible || (!row && events.length === 0)) throw notFound('memory');
+  if (row && !canSeeMemory(actor, row)) throw notFound('memory');
+  const events = await memoryHistory(core.db, actor, id);
+  if (!row && events.length === 0) throw notFound('memory');
   return events;
 }
 

@@ -1,6 +1,7 @@
-import { sql, type Compilable, type Transaction } from 'kysely';
+import { sql, type Compilable, type Transaction, type WhereInterface } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { auditColumns } from '../domain/audit.js';
+import { memoryVisibleTo } from '../domain/agent-binding.js';
+import { auditColumns, eventVisibleTo } from '../domain/audit.js';
 import type { Core } from '../domain/core.js';
 import { MEMORY_ROW_COLUMNS } from '../domain/memories.js';
 import {
@@ -27,6 +28,11 @@ const PAGE_ROWS = 500;
 export interface ExportOptions {
   /** Include the audit trail (ids and counts, never content). */
   audit: boolean;
+  /**
+   * The agents of the key bound to them that asks (boundAgents): other agents' private memories
+   * and their events are left out, as every other route leaves them out. Unset: the whole tenant.
+   */
+  agents?: readonly string[] | null;
   /** Called as records are written, with how many of the snapshot's records there are in all. */
   onProgress?: (done: number, total: number) => void;
 }
@@ -98,14 +104,15 @@ export function toMemoryRecord(r: MemoryRow): MemoryRecord {
   };
 }
 
-async function countRows(trx: Trx, tenantId: string, audit: boolean): Promise<ExportCounts> {
-  const count = (table: 'sessions' | 'audit_events') =>
-    trx
+async function countRows(trx: Trx, tenantId: string, options: ExportOptions): Promise<ExportCounts> {
+  const count = (table: 'sessions' | 'audit_events') => {
+    const query = trx
       .selectFrom(table)
       .select(sql<number>`count(*)::int`.as('n'))
-      .where('tenant_id', '=', tenantId)
-      .executeTakeFirstOrThrow()
-      .then((r) => Number(r.n));
+      .where('tenant_id', '=', tenantId);
+    const agents = table === 'audit_events' ? options.agents : null;
+    return (agents ? query.where(eventVisibleTo(agents)) : query).executeTakeFirstOrThrow().then((r) => Number(r.n));
+  };
   const anchors = await trx
     .selectFrom('entities')
     .select(sql<number>`count(*)::int`.as('n'))
@@ -113,20 +120,33 @@ async function countRows(trx: Trx, tenantId: string, audit: boolean): Promise<Ex
     .where('kind', '=', 'subject')
     .executeTakeFirstOrThrow();
   const memories = await trx
-    .selectFrom('memories')
+    .selectFrom('memories as m')
+    .where('m.tenant_id', '=', tenantId)
+    .$call(onlyVisibleMemories(options))
     .select([
-      sql<number>`count(*) FILTER (WHERE binding <> 'canon')::int`.as('memories'),
-      sql<number>`count(*) FILTER (WHERE binding = 'canon')::int`.as('canon'),
+      sql<number>`count(*) FILTER (WHERE m.binding <> 'canon')::int`.as('memories'),
+      sql<number>`count(*) FILTER (WHERE m.binding = 'canon')::int`.as('canon'),
     ])
-    .where('tenant_id', '=', tenantId)
     .executeTakeFirstOrThrow();
   return {
     anchors: Number(anchors.n),
     sessions: await count('sessions'),
     memories: Number(memories.memories),
     canon: Number(memories.canon),
-    audit: audit ? await count('audit_events') : 0,
+    audit: options.audit ? await count('audit_events') : 0,
   };
+}
+
+/** Keeps of a query on memories `m` those the export may show: every one, or those a bound key can see. */
+const onlyVisibleMemories =
+  (options: ExportOptions) =>
+  <Q extends WhereInterface<Database & { m: Database['memories'] }, 'm'>>(query: Q): Q =>
+    options.agents ? (query.where(memoryVisibleTo(options.agents)) as Q) : query;
+
+/** The tenant's audit events the export may show, by the same rule as GET /v1/audit. */
+function visibleEvents(trx: Trx, tenantId: string, options: ExportOptions) {
+  const query = trx.selectFrom('audit_events').where('tenant_id', '=', tenantId);
+  return options.agents ? query.where(eventVisibleTo(options.agents)) : query;
 }
 
 /**
@@ -146,7 +166,7 @@ export async function exportTenant(
     .setIsolationLevel('repeatable read')
     .setAccessMode('read only')
     .execute(async (trx) => {
-      const total = await countRows(trx, tenantId, options.audit);
+      const total = await countRows(trx, tenantId, options);
       const all = Object.values(total).reduce((a, b) => a + b, 0);
       let done = 0;
       const emit = async (record: object) => {
@@ -206,6 +226,7 @@ export async function exportTenant(
       const memories = memoryColumns(trx)
         .where('m.tenant_id', '=', tenantId)
         .where('m.binding', '<>', 'canon')
+        .$call(onlyVisibleMemories(options))
         .orderBy('m.seq');
       for await (const r of cursorRows(trx, 'export_memories', memories)) await emit(toMemoryRecord(r));
 
@@ -219,11 +240,7 @@ export async function exportTenant(
       }
 
       if (options.audit) {
-        const events = trx
-          .selectFrom('audit_events')
-          .select(auditColumns)
-          .where('tenant_id', '=', tenantId)
-          .orderBy('seq');
+        const events = visibleEvents(trx, tenantId, options).select(auditColumns).orderBy('seq');
         for await (const r of cursorRows(trx, 'export_audit', events)) {
           const record: AuditRecord = {
             type: 'audit',

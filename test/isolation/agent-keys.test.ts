@@ -8,6 +8,7 @@ import { authenticate } from '../../src/domain/keys.js';
 import { engine, newTenant, testApi, type Tenant, type TestApi } from '../helpers/harness.js';
 import { createAnchor, ids, recall, startSession, storeMemory } from '../helpers/store-recall.js';
 import { expectProblem } from '../http/problem.js';
+import { exportText } from '../portability/helpers.js';
 import { call, inProcessClient, ok, readJson, text } from '../mcp/helpers.js';
 
 /**
@@ -214,6 +215,165 @@ describe(`keys bound to agents over REST on ${engine}`, () => {
     expect(ids(asB)).toEqual([m.theirs]);
     await storeMemory(api, key.auth, { agent_id: 'agent-z', content: 'Anyone may be named' });
     expect((await api.http.delete(`/v1/memories/${m.theirs}`).set(key.auth)).status).toBe(204);
+  });
+});
+
+describe(`keys bound to agents: export, audit and keys on ${engine}`, () => {
+  /** The export's lines as records, read with the key given. */
+  async function exported(api: TestApi, auth: Auth, query = '?audit=true') {
+    const lines = (await exportText(api, { tenantId: '', adminKey: '', auth }, query)).split('\n').filter(Boolean);
+    return lines.map((l) => JSON.parse(l) as { type: string; id?: string; memory_id?: string; counts?: object });
+  }
+
+  it("exports no other agent's private memory nor its events, and counts what it exports", async () => {
+    const api = await testApi();
+    const t = await newTenant(api);
+    const m = await populate(api, t);
+    const gone = await storeMemory(api, t.auth, { agent_id: 'agent-b', content: 'The old vault code was 1234' });
+    expect((await api.http.delete(`/v1/memories/${gone}`).set(t.auth)).status).toBe(204);
+    const key = await boundKey(api, t, ['agent-a'], ['admin']);
+
+    const records = await exported(api, key.auth);
+    const text = JSON.stringify(records);
+    for (const hidden of [m.theirs, gone, 'vault code']) expect(text).not.toContain(hidden);
+    expect(records.filter((r) => r.type === 'memory').map((r) => r.id)).toEqual([m.mine, m.anchored]);
+    const memoryEvents = records.filter((r) => r.type === 'audit' && r.memory_id).map((r) => r.memory_id);
+    expect(memoryEvents).toEqual([m.mine, m.anchored]);
+    const count = (type: string) => records.filter((r) => r.type === type).length;
+    expect(records.at(-1)).toEqual({
+      type: 'end',
+      counts: { anchors: 1, sessions: 0, memories: 2, canon: 0, audit: count('audit') },
+    });
+    // The unbound key still exports the whole tenant.
+    const whole = await exported(api, t.auth);
+    expect(whole.filter((r) => r.type === 'memory').map((r) => r.id)).toEqual([m.mine, m.theirs, m.anchored]);
+  });
+
+  it("lists no event of another agent's private memory, and answers its id as an unknown one", async () => {
+    const api = await testApi();
+    const t = await newTenant(api);
+    const m = await populate(api, t);
+    const again = await api.http
+      .post('/v1/memories')
+      .set(t.auth)
+      .send({ agent_id: 'agent-b', content: 'The vault code is 4711' });
+    expect(again.body).toMatchObject({ id: m.theirs, outcome: 'reinforced' });
+    const gone = await storeMemory(api, t.auth, { agent_id: 'agent-b', content: 'The old vault code was 1234' });
+    expect((await api.http.delete(`/v1/memories/${gone}`).set(t.auth)).status).toBe(204);
+    const key = await boundKey(api, t, ['agent-a'], ['admin']);
+
+    const all = await api.http.get('/v1/audit').set(key.auth).query({ limit: 200 });
+    expect(all.status).toBe(200);
+    const memoryIds = all.body.events.flatMap((e: { memory_id: string | null }) => (e.memory_id ? [e.memory_id] : []));
+    expect(memoryIds).toEqual([m.mine, m.anchored]);
+    expect(JSON.stringify(all.body)).not.toContain('agent-b"},"changes":{"binding":"private"');
+
+    const unknown = await api.http.get('/v1/audit').set(key.auth).query({ memory_id: randomUUID() });
+    expect(unknown.body).toEqual({ events: [], next_cursor: null });
+    for (const id of [m.theirs, gone]) {
+      for (const action of [undefined, 'created', 'reinforced', 'deleted']) {
+        const res = await api.http
+          .get('/v1/audit')
+          .set(key.auth)
+          .query({ memory_id: id, ...(action ? { action } : {}) });
+        expect({ id, action, body: res.body }).toEqual({ id, action, body: unknown.body });
+      }
+    }
+    // Its own agent's and shared memories keep their trail; the unbound key sees everything.
+    const own = await api.http.get('/v1/audit').set(key.auth).query({ memory_id: m.mine });
+    expect(own.body.events.map((e: { action: string }) => e.action)).toEqual(['created']);
+    const unbound = await api.http.get('/v1/audit').set(t.auth).query({ memory_id: m.theirs });
+    expect(unbound.body.events.map((e: { action: string }) => e.action)).toEqual(['created', 'reinforced']);
+  });
+
+  it("shows none of another agent's events under the id of its deleted private memory, whoever holds the id now", async () => {
+    const api = await testApi();
+    const t = await newTenant(api);
+    const gone = await storeMemory(api, t.auth, { agent_id: 'agent-b', content: 'The old vault code was 1234' });
+    expect((await api.http.delete(`/v1/memories/${gone}`).set(t.auth)).status).toBe(204);
+    const key = await boundKey(api, t, ['agent-a'], ['read', 'admin']);
+    const at = new Date().toISOString();
+    const mine = {
+      type: 'memory',
+      id: gone,
+      agent_id: 'agent-a',
+      content: 'A memory of agent A under a freed id',
+      binding: 'private',
+      anchor_id: null,
+      session_id: null,
+      status: 'active',
+      confidence: 0.7,
+      decay_rate: 0.05,
+      reinforcement_count: 0,
+      superseded_by: null,
+      metadata: {},
+      created_at: at,
+      updated_at: at,
+      last_reinforced_at: at,
+      mentioned_in_sessions: [],
+    };
+    const header = { type: 'header', format: 'agent-memory-export', version: 1, embedder: 'hash' };
+    await api.http
+      .post('/v1/import')
+      .set(key.auth)
+      .set('Content-Type', 'application/x-ndjson')
+      .send(`${JSON.stringify(header)}\n${JSON.stringify(mine)}\n`);
+    // Whatever the import made of the id, agent B's trail under it stays B's.
+    const history = await api.http.get(`/v1/memories/${gone}/history`).set(key.auth);
+    const audit = await api.http.get('/v1/audit').set(key.auth).query({ memory_id: gone });
+    const records = await exported(api, key.auth);
+    for (const events of [history.body.events ?? [], audit.body.events, records.filter((r) => r.type === 'audit')]) {
+      expect(JSON.stringify(events)).not.toContain('agent-b');
+    }
+  });
+
+  it('lists and revokes only keys bound to some of its agents, never an unbound key', async () => {
+    const api = await testApi();
+    const t = await newTenant(api);
+    const admin = await boundKey(api, t, ['agent-a', 'agent-b'], ['read', 'write', 'admin']);
+    const narrow = await createKey(api, admin.auth, { name: 'narrow', agent_ids: ['agent-b'] });
+    const wider = await boundKey(api, t, ['agent-b', 'agent-c'], ['admin']);
+    const unbound = await createKey(api, t.auth, { name: 'free', scopes: ['read', 'write', 'admin'] });
+    const setup = (await api.http.get('/v1/keys/current').set(t.auth)).body.id as string;
+
+    const listed = await api.http.get('/v1/keys').set(admin.auth);
+    expect(listed.body.keys.map((k: { id: string }) => k.id)).toEqual([admin.id, narrow.id]);
+    // Nor does the audit trail name the keys it cannot list.
+    const keyEvents = await api.http.get('/v1/audit').set(admin.auth);
+    expect(keyEvents.body.events.map((e: { changes: { key_id: string } }) => e.changes.key_id)).toEqual([
+      admin.id,
+      narrow.id,
+    ]);
+
+    const missing = await api.http.delete(`/v1/keys/${randomUUID()}`).set(admin.auth);
+    for (const id of [setup, unbound.id, wider.id]) {
+      const res = await api.http.delete(`/v1/keys/${id}`).set(admin.auth);
+      expectProblem(res, 404, 'not_found');
+      expect(res.body).toEqual(missing.body);
+    }
+    for (const auth of [t.auth, unbound.auth, wider.auth]) {
+      expect((await api.http.get('/v1/keys/current').set(auth)).status).toBe(200);
+    }
+    expect((await api.http.delete(`/v1/keys/${narrow.id}`).set(admin.auth)).status).toBe(204);
+    expectProblem(await api.http.get('/v1/keys/current').set(narrow.auth), 401, 'unauthorized');
+  });
+
+  it("keeps the tenant's last unbound admin key, whoever revokes it", async () => {
+    const api = await testApi();
+    const t = await newTenant(api);
+    const setup = (await api.http.get('/v1/keys/current').set(t.auth)).body.id as string;
+    const bound = await boundKey(api, t, ['agent-a'], ['admin']);
+    // Another admin key exists, but it is bound: without the setup key nobody could make an unbound key.
+    const last = await api.http.delete(`/v1/keys/${setup}`).set(t.auth);
+    expectProblem(last, 409, 'conflict');
+    expect(last.body.detail).toMatch(/not bound to agents/);
+    expect((await api.http.get('/v1/keys/current').set(t.auth)).status).toBe(200);
+    // With a second unbound admin key the first may go; then the second is the last one.
+    const second = await createKey(api, t.auth, { name: 'second', scopes: ['admin'] });
+    expect((await api.http.delete(`/v1/keys/${setup}`).set(second.auth)).status).toBe(204);
+    expectProblem(await api.http.delete(`/v1/keys/${second.id}`).set(second.auth), 409, 'conflict');
+    // Bound admin keys come and go as before.
+    expect((await api.http.delete(`/v1/keys/${bound.id}`).set(second.auth)).status).toBe(204);
   });
 });
 

@@ -8,13 +8,14 @@ export const auditRoutes = [
     method: 'get',
     path: '/v1/audit',
     operationId: 'listAuditEvents',
-    summary: "The tenant's audit trail, oldest first; events hold ids and counts, never content",
+    summary:
+      "The tenant's audit trail, oldest first; events hold ids and counts, never content. A key bound to agents sees no event of another agent's private memory or of a key it cannot list",
     tag: 'audit',
     access: 'admin',
     query: AuditQuery,
     responses: { 200: { description: 'A page of events', schema: listOf('events', AuditEventObject) } },
     handle: async ({ core, actor, query }) => {
-      const page = await listEvents(core.db, actor.tenantId, {
+      const page = await listEvents(core.db, actor, {
         anchorId: query.anchor_id,
         memoryId: query.memory_id,
         action: query.action,

@@ -54,24 +54,32 @@ export const keyRoutes = [
     method: 'get',
     path: '/v1/keys',
     operationId: 'listKeys',
-    summary: "List the tenant's keys (prefixes only), revoked ones included",
+    summary:
+      "List the tenant's keys (prefixes only), revoked ones included; a key bound to agents lists only keys bound to some of its agents",
     tag: 'keys',
     access: 'admin',
     responses: { 200: { description: 'Keys', schema: z.object({ keys: z.array(KeyObject) }) } },
-    handle: async ({ core, actor }) => ({ status: 200, body: { keys: await listKeys(core.db, actor.tenantId) } }),
+    handle: async ({ core, actor }) => ({ status: 200, body: { keys: await listKeys(core.db, actor) } }),
   }),
   route({
     method: 'delete',
     path: '/v1/keys/{id}',
     operationId: 'revokeKey',
-    summary: 'Revoke a key; it stops working at once',
+    summary:
+      'Revoke a key; it stops working at once. A key bound to agents revokes only keys bound to some of its agents',
     tag: 'keys',
     access: 'admin',
     params: IdParams,
     responses: {
       204: { description: 'Revoked' },
-      404: { description: 'No such key', schema: ProblemObject },
-      409: { description: "The tenant's last admin key", schema: ProblemObject },
+      404: {
+        description: 'No such key, or (for a key bound to agents) a key bound beyond its agents or not bound',
+        schema: ProblemObject,
+      },
+      409: {
+        description: "The tenant's last admin key, or its last admin key not bound to agents",
+        schema: ProblemObject,
+      },
     },
     handle: async ({ core, actor, params }) => {
       await revokeKey(core, actor, params.id);

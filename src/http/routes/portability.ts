@@ -3,6 +3,7 @@ import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Readable } from 'node:stream';
 import type { Request, Response } from 'express';
 import { z } from 'zod';
+import { boundAgents } from '../../domain/agent-binding.js';
 import { AppError } from '../../errors.js';
 import { exportTenant } from '../../portability/export.js';
 import { IMPORT_FORMATS } from '../../portability/formats.js';
@@ -131,7 +132,7 @@ export const portabilityRoutes = [
     path: '/v1/export',
     operationId: 'exportTenant',
     summary:
-      'The whole tenant as NDJSON, one typed record a line (header, anchors, sessions, memories, canon, audit on request, end), from one snapshot; never keys',
+      "The whole tenant as NDJSON, one typed record a line (header, anchors, sessions, memories, canon, audit on request, end), from one snapshot; never keys. A key bound to agents gets no other agent's private memory nor its events",
     tag: 'portability',
     access: 'admin',
     query: ExportQuery,
@@ -147,7 +148,9 @@ export const portabilityRoutes = [
       res.type('application/x-ndjson');
       res.setHeader('Content-Disposition', 'attachment; filename="agent-memory-export.ndjson"');
       try {
-        await exportTenant(core, actor.tenantId, { audit: query.audit === true }, (line) => sink.write(line));
+        await exportTenant(core, actor.tenantId, { audit: query.audit === true, agents: boundAgents(actor) }, (line) =>
+          sink.write(line),
+        );
         await sink.end();
       } catch (error) {
         // Once the first line is out the status cannot change: cutting the connection is what tells
