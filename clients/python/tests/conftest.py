@@ -102,8 +102,9 @@ def make_tenant(server: Server) -> Tenant:
     return Tenant(tenant_id=made["tenant_id"], admin_key=made["api_key"])
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def tenant(server: Server) -> Tenant:
+    """A tenant for each test: no other test's canon or keys show in its answers."""
     return make_tenant(server)
 
 
