@@ -1,7 +1,8 @@
 # syntax=docker/dockerfile:1
 # The base image by exact version and by digest (the multi-platform index of that tag), so that a
-# rebuild gets the same bytes; bump both together, deliberately.
-ARG NODE_IMAGE=node:20.20.2-bookworm-slim@sha256:2cf067cfed83d5ea958367df9f966191a942351a2df77d6f0193e162b5febfc0
+# rebuild gets the same bytes; bump both together, deliberately, to the Node 24 release CI runs
+# (.ci/node pins it too): `docker buildx imagetools inspect node:<version>-bookworm-slim` prints the digest.
+ARG NODE_IMAGE=node:24.21.0-bookworm-slim@sha256:2fe369e969550cde8e867afc3fe370b260140cab4a23d467074295b42163d553
 
 # Build stage: compile TypeScript, then drop dev dependencies.
 FROM ${NODE_IMAGE} AS build

@@ -1,0 +1,335 @@
+"""The synchronous client: one method for each operation of the server's OpenAPI document, named
+after its operationId in snake_case (``storeMemory`` is :meth:`Client.store_memory`).
+
+_async_client.py is generated from this file (gen_async.py): edit this one, then regenerate.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Literal, Optional, Sequence
+
+from ._sync_base import SyncBase
+from ._transport import as_list, body, path
+from ._types import (
+    Anchor,
+    AnchorList,
+    AnchorProfile,
+    AuditAction,
+    AuditList,
+    CanonEntry,
+    CanonList,
+    ConversationMessage,
+    CorrectedMemory,
+    CreatedApiKey,
+    CurrentKey,
+    Health,
+    IngestResponse,
+    KeyList,
+    Memory,
+    MemoryHistory,
+    Metadata,
+    PurgeResult,
+    Readiness,
+    RecallResponse,
+    Scope,
+    Session,
+    SessionList,
+    SessionMemories,
+    SetupResponse,
+    StoredMemory,
+    SubjectExport,
+)
+
+# --- operations (gen_async.py copies from here to the end) ---
+
+
+class Client(SyncBase):
+    """A client of the REST API: ``with Client(base_url, api_key) as memory: ...``.
+
+    Every method answers the decoded body as a typed dict, raises :class:`AgentMemoryError` for
+    an answer of 400 or above, and retries a 429 or 503 after its Retry-After (``max_retries``
+    times, 2 by default). Optional arguments left as None are left out of the request.
+    """
+
+    # Operations: the public ones.
+
+    def get_health(self) -> Health:
+        """``GET /healthz``: the process runs."""
+        return self._call("GET", "/healthz")
+
+    def get_readiness(self) -> Readiness:
+        """``GET /readyz``: the database answers (a 503 raises, after the retries)."""
+        return self._call("GET", "/readyz")
+
+    def get_metrics(self, *, token: Optional[str] = None) -> str:
+        """``GET /metrics``: Prometheus text; ``token`` when the server sets METRICS_TOKEN."""
+        headers = {"Authorization": f"Bearer {token}"} if token else None
+        return self._call("GET", "/metrics", headers=headers, expect="text")
+
+    def get_open_api(self) -> Dict[str, Any]:
+        """``GET /v1/openapi.json``: the OpenAPI 3.1 document of every route."""
+        return self._call("GET", "/v1/openapi.json")
+
+    def get_api_reference(self) -> str:
+        """``GET /docs``: the API reference page (HTML)."""
+        return self._call("GET", "/docs", expect="text")
+
+    # Tenancy and keys.
+
+    def create_tenant(self, org_name: str, *, setup_token: str) -> SetupResponse:
+        """``POST /v1/setup``: a tenant and its first key (all scopes), with the server's
+        SETUP_TOKEN; needs no API key."""
+        return self._call(
+            "POST", "/v1/setup", json=body({"org_name": org_name}), headers={"X-Setup-Token": setup_token}
+        )
+
+    def get_current_key(self) -> CurrentKey:
+        """``GET /v1/keys/current``: the calling key and its tenant."""
+        return self._call("GET", "/v1/keys/current")
+
+    def create_key(
+        self,
+        name: str,
+        *,
+        scopes: Optional[Sequence[Scope]] = None,
+        agent_ids: Optional[Sequence[str]] = None,
+    ) -> CreatedApiKey:
+        """``POST /v1/keys`` (admin): a key (scopes default read and write), bound to
+        ``agent_ids`` when given; ``api_key`` is in this answer only."""
+        fields = {"name": name, "scopes": as_list(scopes), "agent_ids": as_list(agent_ids)}
+        return self._call("POST", "/v1/keys", json=body(fields))
+
+    def list_keys(self) -> KeyList:
+        """``GET /v1/keys`` (admin)."""
+        return self._call("GET", "/v1/keys")
+
+    def revoke_key(self, key_id: str) -> None:
+        """``DELETE /v1/keys/{id}`` (admin)."""
+        return self._call("DELETE", path("/v1/keys/{}", key_id), expect="none")
+
+    # Memories.
+
+    def store_memory(
+        self,
+        agent_id: str,
+        content: str,
+        *,
+        anchor_external_id: Optional[str] = None,
+        anchor_id: Optional[str] = None,
+        session_id: Optional[str] = None,
+        metadata: Optional[Metadata] = None,
+    ) -> StoredMemory:
+        """``POST /v1/memories``: ``outcome`` says whether it was created, reinforced or promoted.
+        A subject (``anchor_external_id`` or ``anchor_id``) binds it to the subject, a session
+        alone to the session, neither keeps it private to the agent."""
+        fields = {
+            "agent_id": agent_id,
+            "content": content,
+            "anchor_external_id": anchor_external_id,
+            "anchor_id": anchor_id,
+            "session_id": session_id,
+            "metadata": metadata,
+        }
+        return self._call("POST", "/v1/memories", json=body(fields))
+
+    def recall_memories(
+        self,
+        agent_id: str,
+        query: str,
+        *,
+        anchor_external_id: Optional[str] = None,
+        anchor_id: Optional[str] = None,
+        session_id: Optional[str] = None,
+        limit: Optional[int] = None,
+        include_superseded: Optional[bool] = None,
+    ) -> RecallResponse:
+        """``GET /v1/memories/recall``: ``results`` ranked by ``score``, each with its parts."""
+        params = {
+            "agent_id": agent_id,
+            "query": query,
+            "anchor_external_id": anchor_external_id,
+            "anchor_id": anchor_id,
+            "session_id": session_id,
+            "limit": limit,
+            "include_superseded": include_superseded,
+        }
+        return self._call("GET", "/v1/memories/recall", params=params)
+
+    def get_memory(self, memory_id: str) -> Memory:
+        """``GET /v1/memories/{id}``."""
+        return self._call("GET", path("/v1/memories/{}", memory_id))
+
+    def correct_memory(
+        self,
+        memory_id: str,
+        content: str,
+        *,
+        agent_id: Optional[str] = None,
+        metadata: Optional[Metadata] = None,
+    ) -> CorrectedMemory:
+        """``PATCH /v1/memories/{id}``: a new memory takes the old one's place (``corrects``)."""
+        fields = {"content": content, "agent_id": agent_id, "metadata": metadata}
+        return self._call("PATCH", path("/v1/memories/{}", memory_id), json=body(fields))
+
+    def delete_memory(self, memory_id: str) -> None:
+        """``DELETE /v1/memories/{id}``: a hard delete."""
+        return self._call("DELETE", path("/v1/memories/{}", memory_id), expect="none")
+
+    def get_memory_history(self, memory_id: str) -> MemoryHistory:
+        """``GET /v1/memories/{id}/history``: its audit events, oldest first."""
+        return self._call("GET", path("/v1/memories/{}/history", memory_id))
+
+    def ingest_conversation(
+        self,
+        agent_id: str,
+        messages: Sequence[ConversationMessage],
+        *,
+        conversation_id: Optional[str] = None,
+        anchor_external_id: Optional[str] = None,
+        anchor_id: Optional[str] = None,
+        session_id: Optional[str] = None,
+        metadata: Optional[Metadata] = None,
+    ) -> IngestResponse:
+        """``POST /v1/agents/{id}/conversations/ingest``: the facts of a conversation, stored."""
+        fields = {
+            "messages": list(messages),
+            "conversation_id": conversation_id,
+            "anchor_external_id": anchor_external_id,
+            "anchor_id": anchor_id,
+            "session_id": session_id,
+            "metadata": metadata,
+        }
+        return self._call("POST", path("/v1/agents/{}/conversations/ingest", agent_id), json=body(fields))
+
+    # Anchors (subjects).
+
+    def create_anchor(
+        self,
+        anchor_external_id: str,
+        *,
+        name: Optional[str] = None,
+        metadata: Optional[Metadata] = None,
+    ) -> Anchor:
+        """``POST /v1/anchors``: the subject of that external id, created if new."""
+        fields = {"anchor_external_id": anchor_external_id, "name": name, "metadata": metadata}
+        return self._call("POST", "/v1/anchors", json=body(fields))
+
+    def list_anchors(
+        self,
+        *,
+        anchor_external_id: Optional[str] = None,
+        anchor_external_id_prefix: Optional[str] = None,
+        limit: Optional[int] = None,
+        cursor: Optional[str] = None,
+    ) -> AnchorList:
+        """``GET /v1/anchors``: oldest first; pass ``next_cursor`` back as ``cursor``."""
+        params = {
+            "anchor_external_id": anchor_external_id,
+            "anchor_external_id_prefix": anchor_external_id_prefix,
+            "limit": limit,
+            "cursor": cursor,
+        }
+        return self._call("GET", "/v1/anchors", params=params)
+
+    def get_anchor(self, anchor_id: str) -> Anchor:
+        """``GET /v1/anchors/{id}``."""
+        return self._call("GET", path("/v1/anchors/{}", anchor_id))
+
+    def purge_anchor(self, anchor_id: str, *, purge: Literal[True]) -> PurgeResult:
+        """``DELETE /v1/anchors/{id}?purge=true`` (admin): erases the subject, its memories,
+        sessions and their audit events. ``purge=True`` confirms it, as the API asks."""
+        return self._call("DELETE", path("/v1/anchors/{}", anchor_id), params={"purge": purge})
+
+    def get_anchor_profile(
+        self, anchor_id: str, *, limit: Optional[int] = None, cursor: Optional[str] = None
+    ) -> AnchorProfile:
+        """``GET /v1/anchors/{id}/memories``: the durable profile, highest confidence first."""
+        params = {"limit": limit, "cursor": cursor}
+        return self._call("GET", path("/v1/anchors/{}/memories", anchor_id), params=params)
+
+    def list_anchor_sessions(
+        self, anchor_id: str, *, limit: Optional[int] = None, cursor: Optional[str] = None
+    ) -> SessionList:
+        """``GET /v1/anchors/{id}/sessions``: latest first."""
+        params = {"limit": limit, "cursor": cursor}
+        return self._call("GET", path("/v1/anchors/{}/sessions", anchor_id), params=params)
+
+    # Sessions.
+
+    def start_session(
+        self,
+        agent_id: str,
+        *,
+        anchor_external_id: Optional[str] = None,
+        anchor_id: Optional[str] = None,
+        metadata: Optional[Metadata] = None,
+    ) -> Session:
+        """``POST /v1/sessions``."""
+        fields = {
+            "agent_id": agent_id,
+            "anchor_external_id": anchor_external_id,
+            "anchor_id": anchor_id,
+            "metadata": metadata,
+        }
+        return self._call("POST", "/v1/sessions", json=body(fields))
+
+    def get_session(self, session_id: str) -> Session:
+        """``GET /v1/sessions/{id}``."""
+        return self._call("GET", path("/v1/sessions/{}", session_id))
+
+    def list_session_memories(
+        self, session_id: str, *, limit: Optional[int] = None, cursor: Optional[str] = None
+    ) -> SessionMemories:
+        """``GET /v1/sessions/{id}/memories``: oldest first, superseded ones included."""
+        params = {"limit": limit, "cursor": cursor}
+        return self._call("GET", path("/v1/sessions/{}/memories", session_id), params=params)
+
+    def end_session(self, session_id: str) -> Session:
+        """``POST /v1/sessions/{id}/end``: idempotent."""
+        return self._call("POST", path("/v1/sessions/{}/end", session_id))
+
+    # Canon.
+
+    def write_canon(self, agent_id: str, content: str, *, metadata: Optional[Metadata] = None) -> CanonEntry:
+        """``POST /v1/canon`` (admin): tenant-wide policy; the existing entry for the same text."""
+        fields = {"agent_id": agent_id, "content": content, "metadata": metadata}
+        return self._call("POST", "/v1/canon", json=body(fields))
+
+    def list_canon(self, *, limit: Optional[int] = None, cursor: Optional[str] = None) -> CanonList:
+        """``GET /v1/canon``."""
+        return self._call("GET", "/v1/canon", params={"limit": limit, "cursor": cursor})
+
+    def get_canon(self, canon_id: str) -> CanonEntry:
+        """``GET /v1/canon/{id}``."""
+        return self._call("GET", path("/v1/canon/{}", canon_id))
+
+    def delete_canon(self, canon_id: str) -> None:
+        """``DELETE /v1/canon/{id}`` (admin)."""
+        return self._call("DELETE", path("/v1/canon/{}", canon_id), expect="none")
+
+    # Audit and portability (export_tenant and import_records stream, see the base class).
+
+    def list_audit_events(
+        self,
+        *,
+        anchor_id: Optional[str] = None,
+        memory_id: Optional[str] = None,
+        action: Optional[AuditAction] = None,
+        since: Optional[str] = None,
+        limit: Optional[int] = None,
+        cursor: Optional[str] = None,
+    ) -> AuditList:
+        """``GET /v1/audit`` (admin): ids and counts, never content."""
+        params = {
+            "anchor_id": anchor_id,
+            "memory_id": memory_id,
+            "action": action,
+            "since": since,
+            "limit": limit,
+            "cursor": cursor,
+        }
+        return self._call("GET", "/v1/audit", params=params)
+
+    def export_anchor(self, anchor_id: str) -> SubjectExport:
+        """``GET /v1/anchors/{id}/export``: everything bound to one subject."""
+        return self._call("GET", path("/v1/anchors/{}/export", anchor_id))

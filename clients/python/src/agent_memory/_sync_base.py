@@ -1,0 +1,150 @@
+"""The connection of the sync client: sends with retries, and the two streamed operations."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Iterator, Mapping, Optional, TypeVar
+
+import httpx
+
+from ._transport import (
+    DEFAULT_BASE_URL,
+    ExportReader,
+    ImportData,
+    RetryPolicy,
+    cut_short,
+    decode,
+    default_headers,
+    import_headers,
+    ndjson_line,
+    query,
+    raise_for_problem,
+)
+from ._types import ExportRecord, ImportFormat, ImportResult
+
+_Self = TypeVar("_Self", bound="SyncBase")
+
+
+class SyncBase:
+    """The connection, retries and the two streamed operations of :class:`Client`."""
+
+    def __init__(
+        self,
+        base_url: str = DEFAULT_BASE_URL,
+        api_key: Optional[str] = None,
+        *,
+        timeout: Optional[float] = 30.0,
+        max_retries: int = 2,
+        max_retry_wait: float = 60.0,
+        headers: Optional[Mapping[str, str]] = None,
+        transport: Optional[httpx.BaseTransport] = None,
+    ) -> None:
+        """``base_url`` is where the server answers, without ``/v1``; ``api_key`` an ``mk_`` or
+        ``rk_`` key (the public operations and :meth:`create_tenant` need none). ``transport``
+        replaces httpx's (a proxy, a mock)."""
+        self._retries = RetryPolicy(max_retries, max_retry_wait)
+        self._http = httpx.Client(
+            base_url=base_url,
+            headers=default_headers(api_key, headers),
+            timeout=timeout,
+            transport=transport,
+        )
+        self._sleep: Callable[[float], None] = time.sleep
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self: _Self) -> _Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _send(self, request: httpx.Request, *, stream: bool = False, replayable: bool = True) -> httpx.Response:
+        attempt = 0
+        while True:
+            response = self._http.send(request, stream=stream)
+            wait = self._retries.wait(response, attempt) if replayable else None
+            if wait is None:
+                break
+            response.close()
+            self._sleep(wait)
+            attempt += 1
+        if response.status_code >= 400:
+            try:
+                response.read()
+            finally:
+                response.close()
+            raise_for_problem(response)
+        return response
+
+    def _call(
+        self,
+        method: str,
+        url: str,
+        *,
+        params: Optional[Mapping[str, Any]] = None,
+        json: Optional[Mapping[str, Any]] = None,
+        headers: Optional[Mapping[str, str]] = None,
+        expect: str = "json",
+    ) -> Any:
+        request = self._http.build_request(method, url, params=query(params or {}), json=json, headers=headers)
+        return decode(self._send(request), expect)
+
+    def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        params: Optional[Mapping[str, Any]] = None,
+        json: Optional[Mapping[str, Any]] = None,
+    ) -> Any:
+        """Any route, for what the methods do not cover: the decoded JSON answer, or None for an
+        empty one; errors and retries as every method."""
+        request = self._http.build_request(method, url, params=query(params or {}), json=json)
+        response = self._send(request)
+        return response.json() if response.content else None
+
+    def export_tenant(self, *, audit: Optional[bool] = None) -> Iterator[ExportRecord]:
+        """``GET /v1/export`` (admin): the tenant as records, read from the stream as they arrive
+        (never the whole body in memory). The request goes out at the first ``next()``; a stream
+        cut short raises :class:`IncompleteExportError` after the last record it held."""
+        request = self._http.build_request("GET", "/v1/export", params=query({"audit": audit}))
+        response = self._send(request, stream=True)
+        reader = ExportReader()
+        try:
+            try:
+                for line in response.iter_lines():
+                    record = reader.record(line)
+                    if record is not None:
+                        yield record
+            except httpx.TransportError as error:
+                raise cut_short(error) from error
+            reader.finish()
+        finally:
+            response.close()
+
+    def import_records(
+        self,
+        data: ImportData,
+        *,
+        format: Optional[ImportFormat] = None,
+        agent_id: Optional[str] = None,
+    ) -> ImportResult:
+        """``POST /v1/import`` (admin): ``data`` is the file's bytes or text, or an iterable of
+        records (dicts, or lines as str/bytes), which is streamed up, a line each, so that
+        ``import_records(other.export_tenant())`` copies a tenant without holding it. A streamed
+        body cannot be sent twice, so it is not retried."""
+        content: Any
+        if isinstance(data, (bytes, str)):
+            content, replayable = data, True
+        else:
+            content, replayable = (ndjson_line(r) for r in data), False
+        request = self._http.build_request(
+            "POST",
+            "/v1/import",
+            params=query({"format": format, "agent_id": agent_id}),
+            content=content,
+            headers=import_headers(format),
+        )
+        return self._send(request, replayable=replayable).json()
