@@ -35,6 +35,18 @@ export interface StoreInput {
   prejudged?: ReadonlyMap<string, boolean> | undefined;
   /** Where an ingest checked the facts go, so that judging before each store need not resolve it again. */
   placed?: Placement | undefined;
+  /**
+   * An ingest's transaction, to store in it (with the other facts of its messages and their ingested
+   * marks) instead of in one of the store's own. Nothing may then use core.db (PGlite's one
+   * connection is the transaction's) nor wait on a model or embedder under the locks: the caller
+   * gives `embedding`, `prejudged` unless the detector is local, and `windowAfter` for a session.
+   */
+  within?: Db | undefined;
+  /**
+   * With `within`: the window vector of `content` after the session's last memory, as the caller
+   * embedded it beforehand; undefined when it did not foresee that memory (the memory then has none).
+   */
+  windowAfter?: ((previous: { id: string; content: string }) => Float32Array | undefined) | undefined;
 }
 
 export type StoreOutcome = 'created' | 'reinforced' | 'promoted';
@@ -127,8 +139,9 @@ export async function storeFact(core: Core, actor: Actor, input: StoreInput): Pr
   // Embedding and a model's judgement are slow and need no lock: both happen before the transaction
   // opens. So does the window vector's (windows.ts), from the memory stored last in the session
   // now, which the transaction checks under the partition's lock before it keeps the vector.
+  const within = input.within;
   const previous =
-    input.sessionId === undefined ? undefined : await lastInSession(core.db, actor.tenantId, input.sessionId);
+    input.sessionId === undefined || within ? undefined : await lastInSession(core.db, actor.tenantId, input.sessionId);
   const texts = [...(input.embedding ? [] : [content]), ...(previous ? [windowText(previous.content, content)] : [])];
   const vectors = texts.length > 0 ? await core.embedder.embed(texts) : [];
   const embedding = input.embedding ?? vectors[0];
@@ -136,7 +149,7 @@ export async function storeFact(core: Core, actor: Actor, input: StoreInput): Pr
   const window = previous ? vectors[vectors.length - 1] : undefined;
   const prejudged =
     input.prejudged ??
-    (core.contradictions.local
+    (core.contradictions.local || within
       ? undefined
       : await judgeContradictions(core, actor, input, content, embedding, speaker));
 
@@ -148,7 +161,7 @@ export async function storeFact(core: Core, actor: Actor, input: StoreInput): Pr
   const embedderId = core.embedder.id;
   // A model never judges under the lock: its verdicts came before (prejudged), the rest is deterministic.
   const underLock = core.contradictions.local ? core.contradictions : deterministic;
-  return core.db.transaction().execute(async (trx) => {
+  const body = async (trx: Db): Promise<StoreResult> => {
     const now = clock();
     const { anchorExternalId: placedExternalId, ...placement } = await placeForStore(
       trx,
@@ -183,8 +196,11 @@ export async function storeFact(core: Core, actor: Actor, input: StoreInput): Pr
     // Another memory may have joined the session since the window was embedded: the window is kept
     // only if the memory it was built from is still the last one.
     const last =
-      window && partition.sessionId ? await lastInSession(trx, actor.tenantId, partition.sessionId) : undefined;
-    const windowEmbedding = last && last.id === previous?.id ? window : undefined;
+      (window || input.windowAfter) && partition.sessionId
+        ? await lastInSession(trx, actor.tenantId, partition.sessionId)
+        : undefined;
+    const windowEmbedding =
+      last && input.windowAfter ? input.windowAfter(last) : last && last.id === previous?.id ? window : undefined;
     // Only what was judged and is still active here is superseded.
     const supersedes = candidates.filter((c) => judged.get(c.id) === true).map((c) => c.id);
     const inserted = await insertMemory(
@@ -220,11 +236,12 @@ export async function storeFact(core: Core, actor: Actor, input: StoreInput): Pr
     for (const oldId of supersedes) await supersede(trx, actor, partition, oldId, id, now);
     const row = { ...inserted, anchor_external_id: await externalIdOf(inserted.anchor_id) };
     return { memory: toMemory(row, now), outcome: 'created' as const, supersedes };
-  });
+  };
+  return within ? body(within) : core.db.transaction().execute(body);
 }
 
 /** Verdicts for the partition's nearest memories as they stand before the lock: id → contradicted. */
-async function judgeContradictions(
+export async function judgeContradictions(
   core: Core,
   actor: Actor,
   input: StoreInput,
@@ -327,8 +344,12 @@ export async function judgeBatch(
   };
 }
 
-/** The prejudged verdicts of fact `i` once the facts before it are stored, as `ids` (by fact). */
-export function prejudgedFor(batch: BatchVerdicts, i: number, ids: readonly string[]): Map<string, boolean> {
+/** The prejudged verdicts of fact `i` once the facts before it are stored, as `ids` (by fact; none if not stored). */
+export function prejudgedFor(
+  batch: BatchVerdicts,
+  i: number,
+  ids: readonly (string | undefined)[],
+): Map<string, boolean> {
   const judged = new Map(batch.stored[i]);
   for (const [j, contradicts] of batch.earlier[i] ?? []) {
     const id = ids[j];
