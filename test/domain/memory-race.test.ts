@@ -108,7 +108,7 @@ describe(`requests racing on one memory (${engine})`, () => {
   }
 
   const actions = async (memoryId: string) =>
-    (await memoryHistory(core(0).db, actor.tenantId, memoryId)).map((e) => e.action);
+    (await memoryHistory(core(0).db, actor, memoryId)).map((e) => e.action);
 
   const row = (id: string) => findMemoryRow(core(0).db, actor.tenantId, id);
 
