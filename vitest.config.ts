@@ -2,7 +2,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
 
 /**
  * The slow end-to-end files: child processes on the CLI (stdio, `serve`, reembed, the LoCoMo
- * tool, three `serve` processes on one database), the local embedder's model, the data folder lock, a service wired from its environment,
+ * tool, three `serve` processes on one database, the README walk-through against a fresh `serve`), the local embedder's model, the data folder lock, a service wired from its environment,
  * operations with the database gone, network timeouts under forced garbage collection, and the
  * scale benchmark's dataset builder, the portability files that open a second database (the
  * export/import round trip, the CLI's export and import) or seed a large tenant (the streamed
@@ -26,6 +26,7 @@ const E2E = [
   'test/console/browser.test.ts',
   'test/cli/front-door.test.ts',
   'test/cli/replicas.test.ts',
+  'test/readme/walkthrough.test.ts',
 ];
 
 export default defineConfig({
