@@ -1,5 +1,5 @@
 /**
- * The README's pictures of the console: a throwaway service in memory, a tenant with a few
+ * The pictures of the console in docs/console.md: a throwaway service in memory, a tenant with a few
  * memories told over REST (one corrected, one subject ingested from a conversation), and Debian's
  * Chromium through playwright-core taking a PNG of each main page into docs/console/.
  *   npm run screenshots:console

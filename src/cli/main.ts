@@ -29,7 +29,7 @@ Usage:
   agent-memory help               this text
 
 Configuration comes from the environment: DATABASE_URL (unset: embedded database in DATA_DIR),
-PORT, HOST, SETUP_TOKEN, EMBEDDER, LOG_LEVEL; see the README for all of them.`;
+PORT, HOST, SETUP_TOKEN, EMBEDDER, LOG_LEVEL; see docs/configuration.md for all of them.`;
 
 /**
  * The core's wiring (database drivers, embedders, the model client) takes most of a second to

@@ -3,7 +3,7 @@ import { DAY_MS } from '../domain/time.js';
 
 /**
  * How candidates become a ranking. Each number was chosen on the three LoCoMo dev conversations
- * (recall@10 of the evidence turns; README, Benchmarks) and nowhere else, so that conversations
+ * (recall@10 of the evidence turns; docs/benchmarks.md) and nowhere else, so that conversations
  * never seen measure the ranking honestly.
  *
  * Min-max normalized score fusion beats reciprocal rank fusion when the dense side is weak

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { mean, ndcgAt, percentile, reciprocalRank, recallAt, scoreQuestion } from '../../tools/eval/metrics.js';
 
-/** The figures the README reports come from these: each is checked by hand on a small ranking. */
+/** The figures docs/benchmarks.md reports come from these: each is checked by hand on a small ranking. */
 describe('retrieval metrics of the LoCoMo evaluation', () => {
   // Ranked memories, each with the turns it holds; the second merged two identical turns.
   const ranked = [['D1:1'], ['D1:2', 'D2:7'], ['D1:3'], ['D3:1']];

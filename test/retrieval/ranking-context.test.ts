@@ -5,7 +5,7 @@ import { engine, newTenant, testApi } from '../helpers/harness.js';
 import { recall, startSession, storeMemory } from '../helpers/store-recall.js';
 
 /**
- * The parts of the ranking that look past a memory's own words (README, Benchmarks): its session as
+ * The parts of the ranking that look past a memory's own words (docs/benchmarks.md): its session as
  * one document, a time question's cue, and the length prior.
  */
 describe(`ranking by context on ${engine}`, () => {

@@ -4,7 +4,7 @@ import { engine, newTenant, testApi } from '../helpers/harness.js';
 import { recall, startSession, storeMemory } from '../helpers/store-recall.js';
 
 /**
- * The parts of the ranking that the LoCoMo evaluation measured (README, Benchmarks), each shown on a
+ * The parts of the ranking that the LoCoMo evaluation measured (docs/benchmarks.md), each shown on a
  * case built so that the ranking without that part gets it wrong.
  */
 describe(`ranking features on ${engine}`, () => {
