@@ -107,8 +107,7 @@ describe(`requests racing on one memory (${engine})`, () => {
     return { place, id: stored.memory.id };
   }
 
-  const actions = async (memoryId: string) =>
-    (await memoryHistory(core(0).db, actor, memoryId)).map((e) => e.action);
+  const actions = async (memoryId: string) => (await memoryHistory(core(0).db, actor, memoryId)).map((e) => e.action);
 
   const row = (id: string) => findMemoryRow(core(0).db, actor.tenantId, id);
 
