@@ -25,6 +25,8 @@ const E2E = [
   'test/portability/cli.test.ts',
   'test/portability/round-trip.test.ts',
   'test/portability/export-stream.test.ts',
+  'test/portability/export-limits.test.ts',
+  'test/portability/spool-sweep.test.ts',
   'test/console/browser.test.ts',
   'test/cli/front-door.test.ts',
   'test/cli/replicas.test.ts',

@@ -111,6 +111,24 @@ const EnvSchema = z.object({
   // /metrics behind a bearer token, or on a port of its own (src/http/metrics.ts).
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  // Imports and exports (src/http/spool.ts, src/http/routes/portability.ts).
+  SPOOL_DIR: z.string().min(1).optional(),
+  SPOOL_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(8 * 1024 ** 3),
+  IMPORT_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(4 * 1024 ** 3),
+  IMPORT_MAX_COMPRESSION_RATIO: z.coerce.number().min(1).default(100),
+  IMPORT_CONCURRENCY: z.coerce.number().int().min(1).default(4),
+  IMPORT_CONCURRENCY_PER_TENANT: z.coerce.number().int().min(1).default(1),
+  EXPORT_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(4),
+  EXPORT_CONCURRENCY_PER_TENANT: z.coerce.number().int().min(1).default(2),
+  EXPORT_WRITE_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
 });
 
 export type Binding = 'private' | 'anchored' | 'session' | 'canon';
@@ -149,6 +167,28 @@ export interface HttpLimitsConfig {
   readonly requestTimeoutMs: number;
   /** How long an idle kept-alive connection stays open. */
   readonly keepAliveTimeoutMs: number;
+}
+
+/** How many imports or exports may run at once. */
+export interface ConcurrencyConfig {
+  readonly perTenant: number;
+  readonly inAll: number;
+}
+
+/** Bounds on imports and exports, whose bodies pass through files in `spoolDir`. */
+export interface PortabilityConfig {
+  /** Where imports spool their bodies and exports their records. */
+  readonly spoolDir: string;
+  /** The most the import spools of this process hold at once, in bytes. */
+  readonly spoolMaxBytes: number;
+  /** The most one import body may hold once decompressed. */
+  readonly importMaxBytes: number;
+  /** A compressed import body may decompress to at most this many times the bytes received. */
+  readonly importMaxCompressionRatio: number;
+  readonly imports: ConcurrencyConfig;
+  readonly exports: ConcurrencyConfig;
+  /** An export whose client takes no more of it for this long is cut, and its resources released. */
+  readonly exportWriteTimeoutMs: number;
 }
 
 export interface Config {
@@ -202,6 +242,7 @@ export interface Config {
    */
   readonly trustProxy: false | number | readonly string[];
   readonly httpLimits: HttpLimitsConfig;
+  readonly portability: PortabilityConfig;
   readonly metrics: MetricsConfig;
 }
 
@@ -332,6 +373,16 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       headersTimeoutMs: env.HTTP_HEADERS_TIMEOUT_MS,
       requestTimeoutMs: env.HTTP_REQUEST_TIMEOUT_MS,
       keepAliveTimeoutMs: env.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    }),
+    portability: Object.freeze({
+      spoolDir: env.SPOOL_DIR ?? os.tmpdir(),
+      spoolMaxBytes: env.SPOOL_MAX_BYTES,
+      // One body larger than the whole spool could never be taken: the smaller bound is the real one.
+      importMaxBytes: Math.min(env.IMPORT_MAX_BYTES, env.SPOOL_MAX_BYTES),
+      importMaxCompressionRatio: env.IMPORT_MAX_COMPRESSION_RATIO,
+      imports: Object.freeze({ perTenant: env.IMPORT_CONCURRENCY_PER_TENANT, inAll: env.IMPORT_CONCURRENCY }),
+      exports: Object.freeze({ perTenant: env.EXPORT_CONCURRENCY_PER_TENANT, inAll: env.EXPORT_CONCURRENCY }),
+      exportWriteTimeoutMs: env.EXPORT_WRITE_TIMEOUT_MS,
     }),
     metrics: Object.freeze({ token: env.METRICS_TOKEN, port: env.METRICS_PORT }),
   });

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { openDatabase, openReadReplica, type DbHandle } from './db/connect.js';
+import { openExportPool } from './db/export-pool.js';
 import { ReadReplicas } from './domain/read-replicas.js';
 import { detectCitus, withCitus } from './db/citus.js';
 import { distributionPending } from './db/citus-distribute.js';
@@ -70,6 +71,10 @@ export async function startCore(
   // Opened after the migrations, which the replicas receive from the primary as they replay its WAL.
   const replicas: DbHandle[] = config.databaseReadUrls.map((url) => openReadReplica(url, config.dbPoolSize, log));
   if (replicas.length > 0) log.info({ replicas: replicas.length }, 'recall reads the read replicas');
+  const exportPool =
+    handle.engine === 'postgres' && config.databaseUrl !== undefined
+      ? openExportPool(config.databaseUrl, config.portability.exports.inAll)
+      : undefined;
   // One breaker for the judge and the extractor: they call the same model.
   const llm = llmBreakerFor(config, log);
   // Marked on Citus, so that the statements that need it forward their settings to the workers.
@@ -91,6 +96,7 @@ export async function startCore(
             config.readAfterWriteMs,
           )
         : undefined,
+    exportDb: exportPool ? marked(exportPool.db) : undefined,
   };
   let closed = false;
   return {
@@ -100,7 +106,7 @@ export async function startCore(
     close: async () => {
       if (closed) return;
       closed = true;
-      await Promise.all(replicas.map((r) => r.close()));
+      await Promise.all([...replicas, ...(exportPool ? [exportPool] : [])].map((r) => r.close()));
       await handle.close();
       await embedder.close();
     },

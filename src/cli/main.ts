@@ -39,12 +39,17 @@ const startCore = async (config: Config): Promise<Running> => (await import('../
 
 async function serve(config: Config): Promise<void> {
   // Imported here, not at the top: `mcp` answers its client sooner without the HTTP stack loaded.
-  const [{ createApp }, { createHttpServer }, { createMetrics, createMetricsApp, withMetrics }] = await Promise.all([
-    import('../app.js'),
-    import('../http/server.js'),
-    import('../http/metrics.js'),
-  ]);
+  const [{ createApp }, { createHttpServer }, { createMetrics, createMetricsApp, withMetrics }, { sweepSpools }] =
+    await Promise.all([
+      import('../app.js'),
+      import('../http/server.js'),
+      import('../http/metrics.js'),
+      import('../http/spool.js'),
+    ]);
   const running = await startCore(config);
+  // What imports and exports of a process killed meanwhile left in the spool folder.
+  const swept = await sweepSpools(config.portability.spoolDir);
+  if (swept.length > 0) running.core.log.info({ folders: swept.length }, 'removed abandoned spool folders');
   // One set of metrics for the API, the sweeper and the metrics port (src/http/metrics.ts).
   const metrics = createMetrics(running.core.llm, running.core.reads);
   const core = withMetrics(running.core, metrics);

@@ -26,6 +26,8 @@ export interface Core {
   readonly metrics?: DomainMetrics | undefined;
   /** With DATABASE_READ_URL: which database recall reads (src/domain/read-replicas.ts); absent, the primary. */
   readonly reads?: ReadReplicas | undefined;
+  /** On Postgres, the tenant exports' own small pool (src/db/export-pool.ts); absent, exports read `db`. */
+  readonly exportDb?: Db | undefined;
 }
 
 export const SCOPES = ['read', 'write', 'admin'] as const;

@@ -1,9 +1,8 @@
 import { createReadStream } from 'node:fs';
-import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
-import type { Readable } from 'node:stream';
-import type { Request, Response } from 'express';
+import type { Request } from 'express';
 import { z } from 'zod';
 import { boundAgents } from '../../domain/agent-binding.js';
+import type { Core } from '../../domain/core.js';
 import { AppError } from '../../errors.js';
 import { exportTenant } from '../../portability/export.js';
 import { IMPORT_FORMATS } from '../../portability/formats.js';
@@ -12,14 +11,17 @@ import { exportSubject } from '../../portability/subject-export.js';
 import { agentId, booleanFlag } from '../../schemas/fields.js';
 import { IdParams } from '../../schemas/inputs.js';
 import { AnchorObject, MemoryObject, ProblemObject, SessionObject } from '../../schemas/objects.js';
+import { ConcurrencyGate } from '../concurrency.js';
+import { sendSpooledExport } from '../export-response.js';
+import { bodyError, decodedBody } from '../request-body.js';
 import { route } from '../route.js';
-import { spoolBody } from '../spool.js';
+import { SpoolBudget, spoolBody } from '../spool.js';
 
-const ExportQuery = z.object({
+const ExportQuery = z.strictObject({
   audit: booleanFlag.optional().describe('true: add the audit trail (ids and counts, never content)'),
 });
 
-const ImportQuery = z.object({
+const ImportQuery = z.strictObject({
   format: z
     .enum(IMPORT_FORMATS)
     .default('agent-memory')
@@ -45,67 +47,47 @@ const ImportResultObject = z.object({
   existing: z.number().int().describe('Records left as they were: their id (or subject external id) exists'),
 });
 
-/** The most an import body may hold, once decompressed: it is spooled to disk before it is read. */
-export const IMPORT_MAX_BYTES = 4 * 1024 * 1024 * 1024;
-
-/** Lines are gathered into writes of about this size: a write per record would cost more than the records. */
-const WRITE_BYTES = 64 * 1024;
-
-/** A line sink over the response that waits when the client reads slowly, and fails when it is gone. */
-function responseSink(res: Response): { write(line: string): Promise<void>; end(): Promise<void> } {
-  let buffered: string[] = [];
-  let size = 0;
-  const flush = (): Promise<void> => {
-    if (buffered.length === 0) return Promise.resolve();
-    const chunk = buffered.join('');
-    buffered = [];
-    size = 0;
-    if (res.destroyed) return Promise.reject(new Error('the client closed the export'));
-    if (res.write(chunk)) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const done = (error?: Error) => {
-        res.off('drain', onDrain);
-        res.off('close', onClose);
-        if (error) reject(error);
-        else resolve();
-      };
-      const onDrain = () => done();
-      const onClose = () => done(new Error('the client closed the export'));
-      res.on('drain', onDrain);
-      res.on('close', onClose);
-    });
-  };
-  return {
-    write(line) {
-      buffered.push(line);
-      size += line.length;
-      return size >= WRITE_BYTES ? flush() : Promise.resolve();
-    },
-    async end() {
-      await flush();
-      res.end();
-    },
-  };
+/** The turns and spool space of one server's imports and exports. */
+interface PortabilityLimits {
+  imports: ConcurrencyGate;
+  exports: ConcurrencyGate;
+  spool: SpoolBudget;
 }
 
-/** Errors of the decompressors: the client's bytes are not what their Content-Encoding says. */
-const decodeErrors = new WeakSet<object>();
+// One set per app (the app wraps its core once), so that servers in one process (tests) keep theirs apart.
+const limitsByCore = new WeakMap<Core, PortabilityLimits>();
 
-/** The request body, decompressed when it says it is compressed. */
-function bodyStream(req: Request): Readable {
+function limitsFor(core: Core): PortabilityLimits {
+  let limits = limitsByCore.get(core);
+  if (!limits) {
+    const config = core.config.portability;
+    limits = {
+      imports: new ConcurrencyGate('imports', config.imports, {
+        perTenant: 'IMPORT_CONCURRENCY_PER_TENANT',
+        inAll: 'IMPORT_CONCURRENCY',
+      }),
+      exports: new ConcurrencyGate('exports', config.exports, {
+        perTenant: 'EXPORT_CONCURRENCY_PER_TENANT',
+        inAll: 'EXPORT_CONCURRENCY',
+      }),
+      spool: new SpoolBudget(config.spoolMaxBytes),
+    };
+    limitsByCore.set(core, limits);
+  }
+  return limits;
+}
+
+/** A body whose declared size is over what it may hold is refused before a byte of it is read. */
+function checkDeclaredSize(req: Request, limits: PortabilityLimits, maxBytes: number): void {
   const encoding = (req.get('content-encoding') ?? 'identity').toLowerCase();
-  const decoder =
-    encoding === 'gzip'
-      ? createGunzip()
-      : encoding === 'deflate'
-        ? createInflate()
-        : encoding === 'br'
-          ? createBrotliDecompress()
-          : undefined;
-  if (encoding === 'identity') return req;
-  if (!decoder) throw new AppError('unsupported_media_type', 'send the body uncompressed, or with gzip, deflate or br');
-  decoder.once('error', (error) => decodeErrors.add(error));
-  return req.pipe(decoder);
+  const length = Number(req.get('content-length'));
+  // A compressed body's length says nothing of what it decompresses to.
+  if (encoding !== 'identity' || !Number.isSafeInteger(length)) return;
+  if (length > maxBytes)
+    throw new AppError('payload_too_large', `the body is larger than ${maxBytes} bytes (IMPORT_MAX_BYTES)`);
+  // Taken and given back at once: only a check that the spool has room now.
+  limits.spool.take(length);
+  limits.spool.give(length);
 }
 
 export const portabilityRoutes = [
@@ -143,20 +125,28 @@ export const portabilityRoutes = [
       },
     },
     handle: async ({ core, actor, query, res }) => {
-      const sink = responseSink(res);
-      res.status(200);
-      res.type('application/x-ndjson');
-      res.setHeader('Content-Disposition', 'attachment; filename="agent-memory-export.ndjson"');
+      const leave = limitsFor(core).exports.enter(actor.tenantId);
       try {
-        await exportTenant(core, actor.tenantId, { audit: query.audit === true, agents: boundAgents(actor) }, (line) =>
-          sink.write(line),
-        );
-        await sink.end();
-      } catch (error) {
-        // Once the first line is out the status cannot change: cutting the connection is what tells
-        // the client (with the missing end record) that the file is incomplete.
-        if (res.headersSent) res.destroy();
-        throw error;
+        await sendSpooledExport(res, {
+          parent: core.config.portability.spoolDir,
+          writeTimeoutMs: core.config.portability.exportWriteTimeoutMs,
+          log: core.log,
+          // Read on the exports' own pool where there is one: never on the connections of other requests.
+          produce: (write) =>
+            exportTenant(
+              { ...core, db: core.exportDb ?? core.db },
+              actor.tenantId,
+              { audit: query.audit === true, agents: boundAgents(actor) },
+              write,
+            ),
+          start: () => {
+            res.status(200);
+            res.type('application/x-ndjson');
+            res.setHeader('Content-Disposition', 'attachment; filename="agent-memory-export.ndjson"');
+          },
+        });
+      } finally {
+        leave();
       }
       return { status: 200, streamed: true };
     },
@@ -173,7 +163,7 @@ export const portabilityRoutes = [
     rawBody: {
       mediaTypes: ['application/x-ndjson', 'application/jsonl', 'application/json', 'text/plain'],
       description:
-        'One record a line, each at most the body limit; a mem0 file may also be one JSON document (up to 64 MiB). gzip, deflate and br bodies are decompressed; at most 4 GiB in all.',
+        'One record a line, each at most the body limit; a mem0 file may also be one JSON document (up to 64 MiB). gzip, deflate and br bodies are decompressed, to at most IMPORT_MAX_COMPRESSION_RATIO times their size; at most IMPORT_MAX_BYTES (4 GiB) in all.',
     },
     responses: {
       200: { description: 'Every line was imported', schema: ImportResultObject },
@@ -185,11 +175,22 @@ export const portabilityRoutes = [
         description: 'A line collides with what the tenant holds (an external id of another anchor)',
         schema: ProblemObject,
       },
-      413: { description: 'A line over the limit', schema: ProblemObject },
+      413: {
+        description: 'A line over the limit, a body over IMPORT_MAX_BYTES, or one that decompresses too far',
+        schema: ProblemObject,
+      },
     },
     handle: async ({ core, actor, query, req }) => {
+      const limits = limitsFor(core);
+      const config = core.config.portability;
+      const leave = limits.imports.enter(actor.tenantId);
       try {
-        const spooled = await spoolBody(bodyStream(req), IMPORT_MAX_BYTES);
+        checkDeclaredSize(req, limits, config.importMaxBytes);
+        const spooled = await spoolBody(decodedBody(req, config.importMaxCompressionRatio), {
+          parent: config.spoolDir,
+          maxBytes: config.importMaxBytes,
+          budget: limits.spool,
+        });
         try {
           const body = await importStream(core, actor, createReadStream(spooled.path), {
             format: query.format,
@@ -200,10 +201,9 @@ export const portabilityRoutes = [
           await spooled.remove();
         }
       } catch (error) {
-        // The client's compressed bytes, not our fault.
-        if (typeof error === 'object' && error !== null && decodeErrors.has(error))
-          throw new AppError('invalid_request', 'the body is not valid data of its Content-Encoding');
-        throw error;
+        throw bodyError(error);
+      } finally {
+        leave();
       }
     },
   }),

@@ -1,0 +1,36 @@
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import type { DbHandle } from './connect.js';
+import type { Database } from './schema.js';
+
+/**
+ * Backstops on the server's side, should the process fail to end an export: no export statement
+ * runs this long, and no export transaction waits this long between two (an export writes its
+ * records to a file, never to the client, between statements).
+ */
+const EXPORT_STATEMENT_TIMEOUT_MS = 10 * 60_000;
+const EXPORT_IDLE_IN_TRANSACTION_MS = 60_000;
+
+/**
+ * The tenant exports' own small pool on Postgres: an export holds a connection in a REPEATABLE READ
+ * transaction for as long as it reads, and exports of large tenants must never take the
+ * connections that every other request needs. Its size is EXPORT_CONCURRENCY, the most exports
+ * that run at once; opened without a round trip, it connects on an export's first statement.
+ */
+export function openExportPool(url: string, size: number): DbHandle {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: size,
+    options:
+      '-c jit=off' +
+      ` -c statement_timeout=${EXPORT_STATEMENT_TIMEOUT_MS}` +
+      ` -c idle_in_transaction_session_timeout=${EXPORT_IDLE_IN_TRANSACTION_MS}`,
+  });
+  // A connection that loses its server, idle in the pool or checked out between two statements (the
+  // idle timeout above ends it so), must not crash the process: the export's next statement fails
+  // and the pool connects anew for the next export.
+  pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return { db, engine: 'postgres', close: () => db.destroy() };
+}
