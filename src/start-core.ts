@@ -73,7 +73,7 @@ export async function startCore(
   if (replicas.length > 0) log.info({ replicas: replicas.length }, 'recall reads the read replicas');
   const exportPool =
     handle.engine === 'postgres' && config.databaseUrl !== undefined
-      ? openExportPool(config.databaseUrl, config.portability.exports.inAll)
+      ? openExportPool(config.databaseUrl, config.portability.exports.inAll, log)
       : undefined;
   // One breaker for the judge and the extractor: they call the same model.
   const llm = llmBreakerFor(config, log);

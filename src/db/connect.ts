@@ -84,11 +84,11 @@ export type ConnectionLog = Pick<Logger, 'warn'>;
  * pg-pool discards it when it is released, and the next request opens a new connection: the service
  * recovers as soon as the server answers again.
  */
-function resilientPool(config: pg.PoolConfig, log: ConnectionLog | undefined): pg.Pool {
+export function resilientPool(config: pg.PoolConfig, log: ConnectionLog | undefined): pg.Pool {
   // JIT off for every connection: recall's candidate statement is estimated expensive (thousands of
   // correlated lookups it never makes), crosses the JIT threshold, and compiling it took 130 ms of a
   // 20 ms recall. A statement per recall to turn it off cost a round trip; OLTP work never gains from JIT.
-  const pool = new pg.Pool({ ...config, options: '-c jit=off' });
+  const pool = new pg.Pool({ ...config, options: ['-c jit=off', config.options].filter(Boolean).join(' ') });
   // pg-pool has already removed an idle client that failed; its client listener below reports it.
   pool.on('error', () => undefined);
   pool.on('connect', (client) => {

@@ -1,6 +1,5 @@
 import { Kysely, PostgresDialect } from 'kysely';
-import pg from 'pg';
-import type { DbHandle } from './connect.js';
+import { resilientPool, type ConnectionLog, type DbHandle } from './connect.js';
 import type { Database } from './schema.js';
 
 /**
@@ -17,20 +16,19 @@ const EXPORT_IDLE_IN_TRANSACTION_MS = 60_000;
  * connections that every other request needs. Its size is EXPORT_CONCURRENCY, the most exports
  * that run at once; opened without a round trip, it connects on an export's first statement.
  */
-export function openExportPool(url: string, size: number): DbHandle {
-  const pool = new pg.Pool({
-    connectionString: url,
-    max: size,
-    options:
-      '-c jit=off' +
-      ` -c statement_timeout=${EXPORT_STATEMENT_TIMEOUT_MS}` +
-      ` -c idle_in_transaction_session_timeout=${EXPORT_IDLE_IN_TRANSACTION_MS}`,
-  });
-  // A connection that loses its server, idle in the pool or checked out between two statements (the
-  // idle timeout above ends it so), must not crash the process: the export's next statement fails
-  // and the pool connects anew for the next export.
-  pool.on('error', () => undefined);
-  pool.on('connect', (client) => client.on('error', () => undefined));
+export function openExportPool(url: string, size: number, log?: ConnectionLog): DbHandle {
+  // A pool of the primary's kind: a connection lost mid-export (the idle timeout below ends it so)
+  // fails that export's next statement, never the process, and is not used again.
+  const pool = resilientPool(
+    {
+      connectionString: url,
+      max: size,
+      options:
+        `-c statement_timeout=${EXPORT_STATEMENT_TIMEOUT_MS}` +
+        ` -c idle_in_transaction_session_timeout=${EXPORT_IDLE_IN_TRANSACTION_MS}`,
+    },
+    log,
+  );
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { db, engine: 'postgres', close: () => db.destroy() };
 }
