@@ -3,6 +3,8 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { openDatabase, openReadReplica, type DbHandle } from './db/connect.js';
 import { ReadReplicas } from './domain/read-replicas.js';
+import { CHANGES_CHANNEL, ChangeFeed } from './domain/changes.js';
+import type { Unlisten } from './db/listen.js';
 import { detectCitus, withCitus } from './db/citus.js';
 import { distributionPending } from './db/citus-distribute.js';
 import { migrate } from './db/migrate.js';
@@ -70,6 +72,17 @@ export async function startCore(
   // Opened after the migrations, which the replicas receive from the primary as they replay its WAL.
   const replicas: DbHandle[] = config.databaseReadUrls.map((url) => openReadReplica(url, config.dbPoolSize, log));
   if (replicas.length > 0) log.info({ replicas: replicas.length }, 'recall reads the read replicas');
+  // Every process hears every committed change of the database, its own and other processes' alike.
+  const changes = new ChangeFeed(log);
+  let unlisten: Unlisten | undefined;
+  try {
+    unlisten = await handle.listen?.(CHANGES_CHANNEL, (payload) => changes.receive(payload));
+  } catch (error) {
+    await Promise.all(replicas.map((r) => r.close()));
+    await handle.close();
+    await embedder.close();
+    throw error;
+  }
   // One breaker for the judge and the extractor: they call the same model.
   const llm = llmBreakerFor(config, log);
   // Marked on Citus, so that the statements that need it forward their settings to the workers.
@@ -83,6 +96,7 @@ export async function startCore(
     llm,
     config,
     log,
+    changes,
     reads:
       replicas.length > 0
         ? new ReadReplicas(
@@ -100,6 +114,7 @@ export async function startCore(
     close: async () => {
       if (closed) return;
       closed = true;
+      await unlisten?.().catch((error: unknown) => log.warn({ err: error }, 'unlisten failed'));
       await Promise.all(replicas.map((r) => r.close()));
       await handle.close();
       await embedder.close();
