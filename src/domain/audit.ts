@@ -41,38 +41,37 @@ export interface AuditInput {
 
 export type AuditEvent = z.output<typeof AuditEventObject>;
 
-/**
- * Written inside the transaction of the mutation it records, so one never lands without the other.
- * An event of a subject, a session or canon also announces the change (src/domain/changes.ts) with
- * NOTIFY in the same statement: Postgres delivers it on commit only, to every process listening, so
- * a subscriber never hears of a change it cannot read yet, nor of one rolled back.
- */
+/** Written inside the transaction of the mutation it records, so one never lands without the other. */
 export async function recordEvent(trx: Db, actor: Actor, at: Date, input: AuditInput): Promise<void> {
-  const insert = trx.insertInto('audit_events').values({
-    tenant_id: actor.tenantId,
-    id: newId(),
-    at,
-    action: input.action,
-    memory_id: input.memoryId ?? null,
-    anchor_id: input.anchorId ?? null,
-    session_id: input.sessionId ?? null,
-    actor_key_id: actor.keyId,
-    actor_agent_id: input.agentId ?? null,
-    changes: JSON.stringify(input.changes ?? {}),
-  });
+  await trx
+    .insertInto('audit_events')
+    .values({
+      tenant_id: actor.tenantId,
+      id: newId(),
+      at,
+      action: input.action,
+      memory_id: input.memoryId ?? null,
+      anchor_id: input.anchorId ?? null,
+      session_id: input.sessionId ?? null,
+      actor_key_id: actor.keyId,
+      actor_agent_id: input.agentId ?? null,
+      changes: JSON.stringify(input.changes ?? {}),
+    })
+    .execute();
+  // Announced in the same transaction: Postgres delivers it on commit only, to every process
+  // listening (src/domain/changes.ts), so a subscriber never hears of a change it cannot read yet.
+  // A statement of its own, not the insert's RETURNING: on Citus that would run on a worker, whose
+  // notifications no process hears.
   const canon = input.action === 'canon_written' || input.action === 'canon_deleted';
-  if (!input.anchorId && !input.sessionId && !canon) {
-    await insert.execute();
-    return;
+  if (input.anchorId || input.sessionId || canon) {
+    const payload = encodeChange({
+      tenantId: actor.tenantId,
+      anchorId: input.anchorId ?? null,
+      sessionId: input.sessionId ?? null,
+      canon,
+    });
+    await sql`SELECT pg_notify(${CHANGES_CHANNEL}, ${payload})`.execute(trx);
   }
-  const payload = encodeChange({
-    tenantId: actor.tenantId,
-    anchorId: input.anchorId ?? null,
-    sessionId: input.sessionId ?? null,
-    canon,
-  });
-  // RETURNING runs once for the one row: the announcement costs no round trip of its own.
-  await insert.returning(sql<string>`pg_notify(${CHANGES_CHANNEL}, ${payload})::text`.as('notified')).execute();
 }
 
 /** An audit event's columns, as every read of the trail selects them (the API, the export). */
