@@ -4,6 +4,8 @@ import type { Config } from './config.js';
 import { openDatabase, openReadReplica, type DbHandle } from './db/connect.js';
 import { openExportPool } from './db/export-pool.js';
 import { ReadReplicas } from './domain/read-replicas.js';
+import { CHANGES_CHANNEL, ChangeFeed } from './domain/changes.js';
+import type { Unlisten } from './db/listen.js';
 import { detectCitus, withCitus } from './db/citus.js';
 import { distributionPending } from './db/citus-distribute.js';
 import { migrate } from './db/migrate.js';
@@ -71,6 +73,17 @@ export async function startCore(
   // Opened after the migrations, which the replicas receive from the primary as they replay its WAL.
   const replicas: DbHandle[] = config.databaseReadUrls.map((url) => openReadReplica(url, config.dbPoolSize, log));
   if (replicas.length > 0) log.info({ replicas: replicas.length }, 'recall reads the read replicas');
+  // Every process hears every committed change of the database, its own and other processes' alike.
+  const changes = new ChangeFeed(log);
+  let unlisten: Unlisten | undefined;
+  try {
+    unlisten = await handle.listen?.(CHANGES_CHANNEL, (payload) => changes.receive(payload));
+  } catch (error) {
+    await Promise.all(replicas.map((r) => r.close()));
+    await handle.close();
+    await embedder.close();
+    throw error;
+  }
   const exportPool =
     handle.engine === 'postgres' && config.databaseUrl !== undefined
       ? openExportPool(config.databaseUrl, config.portability.exports.inAll, log)
@@ -88,6 +101,7 @@ export async function startCore(
     llm,
     config,
     log,
+    changes,
     reads:
       replicas.length > 0
         ? new ReadReplicas(
@@ -106,6 +120,7 @@ export async function startCore(
     close: async () => {
       if (closed) return;
       closed = true;
+      await unlisten?.().catch((error: unknown) => log.warn({ err: error }, 'unlisten failed'));
       await Promise.all([...replicas, ...(exportPool ? [exportPool] : [])].map((r) => r.close()));
       await handle.close();
       await embedder.close();

@@ -5,6 +5,7 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import { AppError, outageError } from '../errors.js';
 import { lockDataDir } from './data-dir-lock.js';
+import { listenPostgres, type Unlisten } from './listen.js';
 import { isPrepared, statementName } from './prepared.js';
 import type { Database } from './schema.js';
 
@@ -14,6 +15,11 @@ export interface DbHandle {
   db: Db;
   engine: 'pglite' | 'postgres';
   close(): Promise<void>;
+  /**
+   * Hears the channel's NOTIFY payloads, which Postgres delivers once the notifying transaction
+   * commits; absent on a read replica, where nothing is notified.
+   */
+  listen?(channel: string, onPayload: (payload: string | undefined) => void): Promise<Unlisten>;
 }
 
 // Counts and sequence numbers come back as strings from pg and as numbers from PGlite; timestamps
@@ -115,7 +121,12 @@ export async function openPostgres(url: string, poolSize: number, log?: Connecti
     await db.destroy();
     throw connectionProblem(error, url) ?? error;
   }
-  return { db, engine: 'postgres', close: () => db.destroy() };
+  return {
+    db,
+    engine: 'postgres',
+    close: () => db.destroy(),
+    listen: (channel, onPayload) => listenPostgres(url, channel, onPayload, log),
+  };
 }
 
 /** How long a recall waits for a read replica's connection before it reads the primary instead. */
@@ -204,6 +215,7 @@ export async function openPglite(dataDir: string): Promise<DbHandle> {
   return {
     db,
     engine: 'pglite',
+    listen: async (channel, onPayload) => pglite.listen(channel, onPayload),
     // Kysely's destroy closes the PGlite instance it was given; the folder is free once it has.
     close: async () => {
       try {

@@ -4,6 +4,7 @@ import type { Db } from '../db/connect.js';
 import type { AuditEventsTable } from '../db/schema.js';
 import type { AuditEventObject } from '../schemas/objects.js';
 import { boundAgents, keyVisibleTo, memoryVisibleTo } from './agent-binding.js';
+import { CHANGES_CHANNEL, encodeChange } from './changes.js';
 import type { Actor } from './core.js';
 import { decodeCursor, toPage, type Page } from './pagination.js';
 import { isUuid, newId } from './text.js';
@@ -57,6 +58,20 @@ export async function recordEvent(trx: Db, actor: Actor, at: Date, input: AuditI
       changes: JSON.stringify(input.changes ?? {}),
     })
     .execute();
+  // Announced in the same transaction: Postgres delivers it on commit only, to every process
+  // listening (src/domain/changes.ts), so a subscriber never hears of a change it cannot read yet.
+  // A statement of its own, not the insert's RETURNING: on Citus that would run on a worker, whose
+  // notifications no process hears.
+  const canon = input.action === 'canon_written' || input.action === 'canon_deleted';
+  if (input.anchorId || input.sessionId || canon) {
+    const payload = encodeChange({
+      tenantId: actor.tenantId,
+      anchorId: input.anchorId ?? null,
+      sessionId: input.sessionId ?? null,
+      canon,
+    });
+    await sql`SELECT pg_notify(${CHANGES_CHANNEL}, ${payload})`.execute(trx);
+  }
 }
 
 /** An audit event's columns, as every read of the trail selects them (the API, the export). */

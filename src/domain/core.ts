@@ -5,6 +5,7 @@ import type { Db } from '../db/connect.js';
 import type { Embedder } from '../embedding/embedder.js';
 import type { ConversationExtractor } from '../extraction/extractor.js';
 import type { LlmBreaker } from '../llm/breaker.js';
+import type { ChangeFeed } from './changes.js';
 import type { DomainMetrics } from './metrics.js';
 import type { ReadReplicas } from './read-replicas.js';
 
@@ -28,6 +29,8 @@ export interface Core {
   readonly reads?: ReadReplicas | undefined;
   /** On Postgres, the tenant exports' own small pool (src/db/export-pool.ts); absent, exports read `db`. */
   readonly exportDb?: Db | undefined;
+  /** Committed changes by tenant, as the database announces them (src/domain/changes.ts); absent, none are heard. */
+  readonly changes?: ChangeFeed | undefined;
 }
 
 export const SCOPES = ['read', 'write', 'admin'] as const;

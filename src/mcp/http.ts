@@ -87,7 +87,8 @@ export function mountMcp(app: Express, core: Core, limiter: RateLimiter, throttl
     const header = agentIdHeader(req);
     // A header naming an agent the key may not act as is refused up front, as REST refuses it.
     if (header !== undefined) actAs(actor, header);
-    const server = createMcpServer(core, { actor, agentId: header });
+    // Stateless: no stream outlives the request, so there is nothing a subscription could notify on.
+    const server = createMcpServer(core, { actor, agentId: header }, { subscriptions: false });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {
       void transport.close();

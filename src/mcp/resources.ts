@@ -20,6 +20,7 @@ const JSON_TYPE = 'application/json';
 
 export const subjectUri = (externalId: string): string => `memory://subjects/${encodeURIComponent(externalId)}`;
 export const sessionUri = (id: string): string => `memory://sessions/${id}`;
+export const CANON_URI = 'memory://canon';
 
 const json = (uri: URL, body: unknown): ReadResourceResult => ({
   contents: [{ uri: uri.href, mimeType: JSON_TYPE, text: JSON.stringify(body, null, 2) }],
@@ -85,7 +86,7 @@ export function registerMemoryResources(server: McpServer, ctx: ToolContext): vo
 
   server.registerResource(
     'canon',
-    'memory://canon',
+    CANON_URI,
     {
       title: 'Canon',
       description: "The organisation's standing rules, part of every recall",

@@ -3,7 +3,9 @@ import { soleAgent } from '../domain/agent-binding.js';
 import type { Core } from '../domain/core.js';
 import { VERSION } from '../version.js';
 import { clientAgentId, FALLBACK_AGENT_ID, type McpIdentity, type ToolContext } from './context.js';
+import { registerPrompts } from './prompts.js';
 import { registerMemoryResources } from './resources.js';
+import { registerSubscriptions } from './subscriptions.js';
 import { registerCorrect } from './tools/correct.js';
 import { registerEndSession } from './tools/end-session.js';
 import { registerPurgeSubject } from './tools/purge-subject.js';
@@ -21,11 +23,23 @@ export const instructions = (sessionTtlHours: number): string =>
 - canon: the organisation's standing rules, written by admins, included in every recall.
 Call recall at the start of every task about a subject and before decisions where earlier context matters. Call remember with one self-contained fact whenever you learn something worth keeping: a preference, a decision, a correction. Repeating a fact reinforces it; a contradicting fact supersedes the old one. When the user says a recalled memory is wrong, call correct with its id and the right fact.`;
 
+export interface McpServerOptions {
+  /**
+   * Whether the transport keeps a connection on which the server can notify the client, so that
+   * resource subscriptions can be offered: stdio does, stateless Streamable HTTP does not.
+   */
+  readonly subscriptions: boolean;
+}
+
 /**
- * An MCP server for one caller, with its identity closed over: the same tools and resources over
- * stdio (one server per process) and Streamable HTTP (one server per request).
+ * An MCP server for one caller, with its identity closed over: the same tools, prompts and
+ * resources over stdio (one server per process) and Streamable HTTP (one server per request).
  */
-export function createMcpServer(core: Core, identity: McpIdentity): McpServer {
+export function createMcpServer(
+  core: Core,
+  identity: McpIdentity,
+  options: McpServerOptions = { subscriptions: true },
+): McpServer {
   const server = new McpServer(
     { name: 'agent-memory', title: 'Agent memory', version: VERSION },
     { instructions: instructions(core.config.sessionTtlHours) },
@@ -52,5 +66,7 @@ export function createMcpServer(core: Core, identity: McpIdentity): McpServer {
   registerPurgeSubject(server, ctx);
   registerWriteCanon(server, ctx);
   registerMemoryResources(server, ctx);
+  if (options.subscriptions) registerSubscriptions(server, ctx);
+  registerPrompts(server, ctx);
   return server;
 }

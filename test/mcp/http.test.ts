@@ -140,6 +140,12 @@ describe(`MCP over Streamable HTTP at /mcp (agent-memory serve, ${engine})`, () 
     expect(tools.map((t) => t.name).sort()).toEqual(
       ['correct', 'end_session', 'purge_subject', 'recall', 'remember', 'start_session', 'write_canon'].sort(),
     );
+    expect((await admin.listPrompts()).prompts.map((p) => p.name).sort()).toEqual([
+      'remember_conversation',
+      'subject_context',
+    ]);
+    // Stateless: no stream outlives a request, so no subscription is offered that could not be kept.
+    expect(admin.getServerCapabilities()?.resources?.subscribe).toBeUndefined();
     const canon = await ok(admin, 'write_canon', { content: 'Quote prices including tax' });
     const session = await ok(admin, 'start_session', { subject: 'acct-1' });
     expect(session.agent_id).toBe('http-agent');

@@ -1,6 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, childEnv, exited, ok, readJson, ROOT, spawnCli, tempDir, text, call, type Json } from './helpers.js';
 
@@ -83,6 +84,30 @@ describe('agent-memory mcp over stdio (SDK client)', () => {
     expect(text(gone)).toMatch(/^No such subject "project-y"/);
 
     expect(stderr()).toContain('"msg":"agent-memory mcp serving on stdio"');
+  });
+
+  it('lists the prompts, and sends a subscribed resource its update after a store, none for another subject', async () => {
+    expect((await client.listPrompts()).prompts.map((p) => p.name).sort()).toEqual([
+      'remember_conversation',
+      'subject_context',
+    ]);
+    const heard: string[] = [];
+    let canonHeard: () => void = () => undefined;
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+      heard.push(n.params.uri);
+      if (n.params.uri === 'memory://canon') canonHeard();
+    });
+    await client.subscribeResource({ uri: 'memory://subjects/watched' });
+    await client.subscribeResource({ uri: 'memory://canon' });
+    await ok(client, 'remember', { content: 'Likes sailing', subject: 'unwatched' });
+    await ok(client, 'remember', { content: 'Likes climbing', subject: 'watched' });
+    // Changes are heard in commit order: once canon's update is here, the subjects' are too.
+    const barrier = new Promise<void>((resolve) => (canonHeard = resolve));
+    await ok(client, 'write_canon', { content: 'Keep answers short' });
+    await barrier;
+    expect(heard).toEqual(['memory://subjects/watched', 'memory://canon']);
+    await client.unsubscribeResource({ uri: 'memory://subjects/watched' });
+    await client.unsubscribeResource({ uri: 'memory://canon' });
   });
 
   it('lists and reads the resources', async () => {
