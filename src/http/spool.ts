@@ -165,7 +165,7 @@ export interface Spooled {
  * left. The body's bytes stay taken from the budget until `remove`.
  */
 export async function spoolBody(
-  body: Readable,
+  open: () => Readable,
   options: { parent: string; maxBytes: number; budget: SpoolBudget },
 ): Promise<Spooled> {
   const dir = await makeSpoolDir(options.parent);
@@ -193,7 +193,9 @@ export async function spoolBody(
     },
   });
   try {
-    await pipeline(body, limit, createWriteStream(file));
+    // The body is opened only once the pipeline can take its errors: a decoder opened before the
+    // folder was made could fail with no listener yet, which ends the process.
+    await pipeline(open(), limit, createWriteStream(file));
   } catch (error) {
     await remove();
     throw error;

@@ -186,7 +186,7 @@ export const portabilityRoutes = [
       const leave = limits.imports.enter(actor.tenantId);
       try {
         checkDeclaredSize(req, limits, config.importMaxBytes);
-        const spooled = await spoolBody(decodedBody(req, config.importMaxCompressionRatio), {
+        const spooled = await spoolBody(() => decodedBody(req, config.importMaxCompressionRatio), {
           parent: config.spoolDir,
           maxBytes: config.importMaxBytes,
           budget: limits.spool,
