@@ -1,8 +1,8 @@
 # syntax=docker/dockerfile:1
-# The base image by exact Node version, the Node 24 release CI runs (.ci/node pins it too); bump both
-# together, deliberately. To pin the bytes as well, append the tag's digest as printed by
-# `docker buildx imagetools inspect node:<version>-bookworm-slim` (`…-slim@sha256:…`).
-ARG NODE_IMAGE=node:24.21.0-bookworm-slim
+# The base image by exact version and by digest (the multi-platform index of that tag), so that a
+# rebuild gets the same bytes; bump both together, deliberately, to the Node 24 release CI runs
+# (.ci/node pins it too): `docker buildx imagetools inspect node:<version>-bookworm-slim` prints the digest.
+ARG NODE_IMAGE=node:24.21.0-bookworm-slim@sha256:2fe369e969550cde8e867afc3fe370b260140cab4a23d467074295b42163d553
 
 # Build stage: compile TypeScript, then drop dev dependencies.
 FROM ${NODE_IMAGE} AS build
