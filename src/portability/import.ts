@@ -7,12 +7,14 @@ import { assertContentLimit } from '../domain/content-limit.js';
 import type { Actor, Core } from '../domain/core.js';
 import { contentKey } from '../domain/text.js';
 import { AppError, isForeignKeyViolation, isUniqueViolation, outageError } from '../errors.js';
+import { assertOwnAuditEvent, importIds, withIds } from './bound-ids.js';
 import type { AnchorRecord, AuditRecord, CanonRecord, DataRecord, MemoryRecord, SessionRecord } from './records.js';
 
 /**
  * The one writer behind every import format: each format turns its lines into our records
  * (src/portability/formats.ts), and this writes them. Records whose id exists are left as they are,
- * so importing a file twice changes nothing. Lines are written in batches, each batch in one
+ * so importing a file twice changes nothing (a key bound to agents imports under ids of its own:
+ * src/portability/bound-ids.ts). Lines are written in batches, each batch in one
  * transaction; when a batch fails, its lines are written one by one, so that the lines before the
  * bad one are kept, the bad line is named by its number, and nothing of it is written.
  */
@@ -91,6 +93,7 @@ export class ImportWriter {
     for (const r of item.records) {
       if (r.type === 'memory' || r.type === 'canon' || r.type === 'session') actAs(this.actor, r.agent_id);
       if (r.type === 'memory' || r.type === 'canon') assertContentLimit(r.content, this.core.config.contentLimitChars);
+      if (r.type === 'audit') assertOwnAuditEvent(this.actor, r);
     }
   }
 
@@ -132,8 +135,14 @@ export class ImportWriter {
     return known ? atLine(line, known) : error;
   }
 
-  private async write(batch: ImportItem[]): Promise<void> {
+  private async write(lines: ImportItem[]): Promise<void> {
     const { core, actor } = this;
+    const ids = await importIds(
+      core.db,
+      actor,
+      lines.flatMap((item) => item.records),
+    );
+    const batch = lines.map((item) => ({ ...item, records: withIds(item.records, ids) }));
     const texts = new Map<string, string>();
     for (const item of batch) {
       for (const r of item.records) {
