@@ -32,16 +32,8 @@ export type ImportCounts = Record<'anchors' | 'sessions' | 'memories' | 'canon' 
 export interface ImportResult {
   lines: number;
   imported: Omit<ImportCounts, 'existing'>;
-  /** Records left as they were, because their id (or, for anchors of other formats, external id) exists. */
+  /** Records left as they were, because their id (or, for anchors, external id) exists. */
   existing: number;
-}
-
-export interface WriterOptions {
-  /**
-   * Other services' subjects are matched by external id: a subject the tenant already knows gets
-   * the imported memories. Our own format keeps ids, and refuses an external id held by another id.
-   */
-  anchorsByExternalId: boolean;
 }
 
 type Trx = Transaction<Database>;
@@ -85,7 +77,6 @@ export class ImportWriter {
   constructor(
     private readonly core: Core,
     private readonly actor: Actor,
-    private readonly options: WriterOptions,
   ) {}
 
   /** Checks what needs no database, so that a bad line is refused before anything of it is queued. */
@@ -189,7 +180,7 @@ export class ImportWriter {
               await this.writeMemory(trx, r, vectorOf.get(r.id), counts);
               break;
             case 'audit':
-              await this.writeAudit(trx, r, counts);
+              await this.writeAudit(trx, { ...r, anchor_id: anchorId(r.anchor_id) }, counts);
               break;
           }
         }
@@ -211,13 +202,13 @@ export class ImportWriter {
         .where('kind', '=', 'subject')
         .where('external_id', '=', r.anchor_external_id)
         .executeTakeFirst();
-    if (this.options.anchorsByExternalId) {
-      const existing = await byExternalId();
-      if (existing) {
-        matched.set(r.id, existing.id);
-        counts.existing++;
-        return;
-      }
+    // A subject is its external id within a tenant: the tenant's own anchor of that external id
+    // takes the file's records, whatever its id (a restore beside the original, a merge).
+    const existing = await byExternalId();
+    if (existing) {
+      matched.set(r.id, existing.id);
+      counts.existing++;
+      return;
     }
     const inserted = await trx
       .insertInto('entities')
@@ -237,14 +228,15 @@ export class ImportWriter {
       counts.anchors++;
       return;
     }
+    // The id is taken: by this subject, stored meanwhile, or by another subject of the tenant.
     const holder = await byExternalId();
-    if (holder && holder.id !== r.id) {
+    if (!holder)
       throw new AppError(
         'conflict',
-        `anchor_external_id "${r.anchor_external_id}" belongs to anchor ${holder.id} in this tenant, not to ${r.id}`,
-        [{ path: 'anchor_external_id', message: 'held by another anchor of the tenant' }],
+        `anchor ${r.id} is another subject of this tenant, not "${r.anchor_external_id}"`,
+        [{ path: 'id', message: 'held by another anchor of the tenant' }],
       );
-    }
+    matched.set(r.id, holder.id);
     counts.existing++;
   }
 

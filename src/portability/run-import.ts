@@ -101,7 +101,7 @@ export async function importStream(
   const source = options.onProgress ? counted(chunks, options.onProgress) : chunks;
   const lines = options.format === 'mem0' ? mem0Lines(source, maxLineBytes) : readLines(source, maxLineBytes);
   const convert = lineConverter(options.format, { agentId: options.agentId, config: core.config, actor }, core.clock());
-  const writer = new ImportWriter(core, actor, { anchorsByExternalId: options.format !== 'agent-memory' });
+  const writer = new ImportWriter(core, actor);
   let last = 0;
   try {
     for await (const line of lines) {
