@@ -76,4 +76,30 @@ describe(`imported counters and confidences on ${engine}`, () => {
     expect(again.status).toBeLessThan(300);
     expect(again.body).toMatchObject({ id: big.id, reinforcement_count: 1_000_000_001 });
   });
+
+  it("lists a subject's profile whose imported memories decayed past what a double holds", async () => {
+    const api = await testApi();
+    const t = await newTenant(api);
+    const anchorId = randomUUID();
+    const anchor = {
+      type: 'anchor',
+      id: anchorId,
+      anchor_external_id: 'ada',
+      name: null,
+      metadata: {},
+      created_at: AT,
+    };
+    const anchored = { binding: 'anchored', anchor_id: anchorId };
+    const file = ndjson(
+      anchor,
+      memory('Fades fast', { ...anchored, decay_rate: 1000 }),
+      memory('Barely believed', { ...anchored, confidence: 1e-300, last_reinforced_at: '1970-01-01T00:00:00.000Z' }),
+      memory('Holds', anchored),
+    );
+    expect((await importText(api, t, file)).status).toBe(200);
+    const profile = await api.http.get(`/v1/anchors/${anchorId}/memories`).set(t.auth);
+    expect(profile.status).toBe(200);
+    expect((profile.body.memories as { content: string }[]).map((m) => m.content)[0]).toBe('Holds');
+    expect(profile.body.memories).toHaveLength(3);
+  });
 });
