@@ -14,7 +14,8 @@ import {
   type MemoryRecord,
   type SessionRecord,
 } from './records.js';
-import { agentId as agentIdField, text } from '../schemas/fields.js';
+import { agentId as agentIdField, metadata, METADATA_MAX_DEPTH, text } from '../schemas/fields.js';
+import { tooDeep, type JsonPath } from './json-depth.js';
 
 /**
  * The import formats, each a function from one line to our records (docs/portability.md says which
@@ -34,7 +35,22 @@ export interface FormatContext {
 
 export type LineConverter = (line: Line) => ImportItem;
 
+/**
+ * A record is one JSON object, and each of its fields nests at most as deep as metadata may: the
+ * record's own level and METADATA_MAX_DEPTH below it. Checked on the text, before anything recurses.
+ */
+export const RECORD_MAX_DEPTH = METADATA_MAX_DEPTH + 1;
+
+/** A record nested too deep, by the field that is. */
+export function tooDeepError(path: JsonPath): AppError {
+  const field = path[0] === undefined ? '' : String(path[0]);
+  const message = `must not nest deeper than ${METADATA_MAX_DEPTH} levels`;
+  return new AppError('invalid_request', `${field || 'record'} ${message}`, [{ path: field, message }]);
+}
+
 function parseJson(line: Line): unknown {
+  const deep = tooDeep(line.text, RECORD_MAX_DEPTH);
+  if (deep) throw tooDeepError(deep.path);
   try {
     return JSON.parse(line.text) as unknown;
   } catch {
@@ -93,7 +109,7 @@ const Mem0Memory = z.object({
   run_id: optionalId,
   app_id: optionalId,
   hash: text().max(200).nullish(),
-  metadata: z.record(z.string(), z.unknown()).nullish(),
+  metadata: metadata.nullish(),
   categories: z.array(text().max(200)).max(100).nullish(),
   created_at: foreignTime.nullish(),
   updated_at: foreignTime.nullish(),

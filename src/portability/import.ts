@@ -7,12 +7,14 @@ import { assertContentLimit } from '../domain/content-limit.js';
 import type { Actor, Core } from '../domain/core.js';
 import { contentKey } from '../domain/text.js';
 import { AppError, isForeignKeyViolation, isUniqueViolation, outageError } from '../errors.js';
+import { assertOwnAuditEvent, importIds, withIds } from './bound-ids.js';
 import type { AnchorRecord, AuditRecord, CanonRecord, DataRecord, MemoryRecord, SessionRecord } from './records.js';
 
 /**
  * The one writer behind every import format: each format turns its lines into our records
  * (src/portability/formats.ts), and this writes them. Records whose id exists are left as they are,
- * so importing a file twice changes nothing. Lines are written in batches, each batch in one
+ * so importing a file twice changes nothing (a key bound to agents imports under ids of its own:
+ * src/portability/bound-ids.ts). Lines are written in batches, each batch in one
  * transaction; when a batch fails, its lines are written one by one, so that the lines before the
  * bad one are kept, the bad line is named by its number, and nothing of it is written.
  */
@@ -30,16 +32,8 @@ export type ImportCounts = Record<'anchors' | 'sessions' | 'memories' | 'canon' 
 export interface ImportResult {
   lines: number;
   imported: Omit<ImportCounts, 'existing'>;
-  /** Records left as they were, because their id (or, for anchors of other formats, external id) exists. */
+  /** Records left as they were, because their id (or, for anchors, external id) exists. */
   existing: number;
-}
-
-export interface WriterOptions {
-  /**
-   * Other services' subjects are matched by external id: a subject the tenant already knows gets
-   * the imported memories. Our own format keeps ids, and refuses an external id held by another id.
-   */
-  anchorsByExternalId: boolean;
 }
 
 type Trx = Transaction<Database>;
@@ -83,7 +77,6 @@ export class ImportWriter {
   constructor(
     private readonly core: Core,
     private readonly actor: Actor,
-    private readonly options: WriterOptions,
   ) {}
 
   /** Checks what needs no database, so that a bad line is refused before anything of it is queued. */
@@ -91,6 +84,7 @@ export class ImportWriter {
     for (const r of item.records) {
       if (r.type === 'memory' || r.type === 'canon' || r.type === 'session') actAs(this.actor, r.agent_id);
       if (r.type === 'memory' || r.type === 'canon') assertContentLimit(r.content, this.core.config.contentLimitChars);
+      if (r.type === 'audit') assertOwnAuditEvent(this.actor, r);
     }
   }
 
@@ -132,8 +126,14 @@ export class ImportWriter {
     return known ? atLine(line, known) : error;
   }
 
-  private async write(batch: ImportItem[]): Promise<void> {
+  private async write(lines: ImportItem[]): Promise<void> {
     const { core, actor } = this;
+    const ids = await importIds(
+      core.db,
+      actor,
+      lines.flatMap((item) => item.records),
+    );
+    const batch = lines.map((item) => ({ ...item, records: withIds(item.records, ids) }));
     const texts = new Map<string, string>();
     for (const item of batch) {
       for (const r of item.records) {
@@ -180,7 +180,7 @@ export class ImportWriter {
               await this.writeMemory(trx, r, vectorOf.get(r.id), counts);
               break;
             case 'audit':
-              await this.writeAudit(trx, r, counts);
+              await this.writeAudit(trx, { ...r, anchor_id: anchorId(r.anchor_id) }, counts);
               break;
           }
         }
@@ -202,13 +202,13 @@ export class ImportWriter {
         .where('kind', '=', 'subject')
         .where('external_id', '=', r.anchor_external_id)
         .executeTakeFirst();
-    if (this.options.anchorsByExternalId) {
-      const existing = await byExternalId();
-      if (existing) {
-        matched.set(r.id, existing.id);
-        counts.existing++;
-        return;
-      }
+    // A subject is its external id within a tenant: the tenant's own anchor of that external id
+    // takes the file's records, whatever its id (a restore beside the original, a merge).
+    const existing = await byExternalId();
+    if (existing) {
+      matched.set(r.id, existing.id);
+      counts.existing++;
+      return;
     }
     const inserted = await trx
       .insertInto('entities')
@@ -228,14 +228,15 @@ export class ImportWriter {
       counts.anchors++;
       return;
     }
+    // The id is taken: by this subject, stored meanwhile, or by another subject of the tenant.
     const holder = await byExternalId();
-    if (holder && holder.id !== r.id) {
+    if (!holder)
       throw new AppError(
         'conflict',
-        `anchor_external_id "${r.anchor_external_id}" belongs to anchor ${holder.id} in this tenant, not to ${r.id}`,
-        [{ path: 'anchor_external_id', message: 'held by another anchor of the tenant' }],
+        `anchor ${r.id} is another subject of this tenant, not "${r.anchor_external_id}"`,
+        [{ path: 'id', message: 'held by another anchor of the tenant' }],
       );
-    }
+    matched.set(r.id, holder.id);
     counts.existing++;
   }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AUDIT_ACTIONS } from '../domain/audit.js';
 import { agentId, anchorExternalId, metadata, text, uuid } from '../schemas/fields.js';
 
 /**
@@ -15,7 +16,14 @@ const time = z.iso.datetime({
   precision: 3,
   message: 'must be an ISO-8601 time in UTC with milliseconds',
 });
-const probability = z.number().min(0).max(1);
+/**
+ * Ranges the service itself writes, so that an imported row behaves as one it made. Confidence
+ * starts above 0 (INITIAL_CONFIDENCE) and only rises towards 1. A reinforcement count is a store
+ * per count: a billion leaves the 32-bit column room for the next stores, even when two such
+ * memories merge (a session copy into its subject's profile adds its own count).
+ */
+const confidence = z.number().gt(0).max(1);
+export const REINFORCEMENT_COUNT_MAX = 1_000_000_000;
 
 export const HeaderRecord = z.object({
   type: z.literal('header'),
@@ -51,9 +59,9 @@ const memoryFields = {
   agent_id: agentId,
   content: text().refine((s) => s.trim().length > 0, 'must not be empty'),
   status: z.enum(['active', 'superseded']),
-  confidence: probability,
+  confidence,
   decay_rate: z.number().min(0),
-  reinforcement_count: z.number().int().min(0).max(2_147_483_647),
+  reinforcement_count: z.number().int().min(0).max(REINFORCEMENT_COUNT_MAX),
   superseded_by: uuid.nullable(),
   metadata,
   created_at: time,
@@ -87,7 +95,10 @@ export const AuditRecord = z.object({
   type: z.literal('audit'),
   id: uuid,
   at: time,
-  action: text().min(1).max(100),
+  // A string checked against the list, so that the exporter can write the column as it reads it.
+  action: text().refine((a) => (AUDIT_ACTIONS as readonly string[]).includes(a), {
+    message: `must be one of ${AUDIT_ACTIONS.join(', ')}`,
+  }),
   memory_id: uuid.nullable(),
   anchor_id: uuid.nullable(),
   session_id: uuid.nullable(),

@@ -1,6 +1,7 @@
 import type { Actor, Core } from '../domain/core.js';
 import { AppError } from '../errors.js';
-import { lineConverter, type ImportFormat } from './formats.js';
+import { lineConverter, RECORD_MAX_DEPTH, tooDeepError, type ImportFormat } from './formats.js';
+import { tooDeep, type JsonPath } from './json-depth.js';
 import { atLine, ImportWriter, type ImportResult } from './import.js';
 import { readLines, type Line } from './lines.js';
 
@@ -27,6 +28,17 @@ async function* counted(chunks: AsyncIterable<Buffer | string>, onBytes: (n: num
   }
 }
 
+/** What a mem0 file is when it is not one JSON document. */
+const LINES = Symbol('lines');
+
+/** A mem0 document nested too deep, named by its memory (line N is its Nth) and field. */
+function mem0TooDeep(path: JsonPath): AppError {
+  // [i, field, ...] in a list; [key, i, field, ...] in { "results": [...] }; [field, ...] in one memory.
+  const at = typeof path[0] === 'number' ? 0 : typeof path[1] === 'number' ? 1 : -1;
+  const index = at === -1 ? 0 : (path[at] as number);
+  return atLine(index + 1, tooDeepError(path.slice(at + 1)));
+}
+
 /** A mem0 document as lines, one memory each (line N is its Nth memory); a file of lines as it is. */
 async function* mem0Lines(chunks: AsyncIterable<Buffer | string>, maxLineBytes: number): AsyncGenerator<Line> {
   const parts: Buffer[] = [];
@@ -42,11 +54,20 @@ async function* mem0Lines(chunks: AsyncIterable<Buffer | string>, maxLineBytes: 
     parts.push(b);
   }
   const text = Buffer.concat(parts).toString('utf8');
-  let document: unknown;
-  try {
-    document = JSON.parse(text) as unknown;
-  } catch {
-    // Not one document: one memory a line (e.g. `jq -c '.results[]'`).
+  // A list of records (one level) or an object holding one (two) around records: deeper than that,
+  // JSON.parse would build what JSON.stringify then cannot walk. Past the first value, the text is
+  // not one document but lines, each judged as it is read.
+  const deep = tooDeep(text, RECORD_MAX_DEPTH + 2);
+  if (deep?.value === 0) throw mem0TooDeep(deep.path);
+  let document: unknown = LINES;
+  if (!deep) {
+    try {
+      document = JSON.parse(text) as unknown;
+    } catch {
+      // Not one document: one memory a line (e.g. `jq -c '.results[]'`).
+    }
+  }
+  if (document === LINES) {
     yield* readLines([text], maxLineBytes);
     return;
   }
@@ -80,7 +101,7 @@ export async function importStream(
   const source = options.onProgress ? counted(chunks, options.onProgress) : chunks;
   const lines = options.format === 'mem0' ? mem0Lines(source, maxLineBytes) : readLines(source, maxLineBytes);
   const convert = lineConverter(options.format, { agentId: options.agentId, config: core.config, actor }, core.clock());
-  const writer = new ImportWriter(core, actor, { anchorsByExternalId: options.format !== 'agent-memory' });
+  const writer = new ImportWriter(core, actor);
   let last = 0;
   try {
     for await (const line of lines) {

@@ -36,7 +36,8 @@ export const anchorExternalId = text()
 // Lenient on version bits: ids from any UUID generator are accepted; unknown ones answer 404.
 export const uuid = z.guid('must be a UUID');
 
-const METADATA_MAX_DEPTH = 32;
+/** How deep metadata may nest, in the API and in every import format. */
+export const METADATA_MAX_DEPTH = 32;
 
 /** What Postgres jsonb would refuse (see unstorable, in keys and values) or fail on (deep nesting exhausts its stack). */
 function metadataProblem(value: unknown): string | undefined {

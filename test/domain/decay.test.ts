@@ -13,6 +13,12 @@ describe('effective confidence in JS and in SQL', () => {
       [0.9, 0.01, new Date('2026-02-28T00:00:00Z')],
       [0.75, 0.2, new Date('2025-12-01T06:30:00Z')],
       [0.5, 0.1, new Date('2026-03-04T12:00:00Z')],
+      // Decayed past what a double holds: JS gives 0, and Postgres must not raise an underflow.
+      [0.7, 1000, new Date('2025-03-01T12:00:00Z')],
+      [0.7, 0.05, new Date('1970-01-01T00:00:00Z')],
+      [1e-300, 0.05, new Date('2024-03-01T12:00:00Z')],
+      [0.7, 1e300, new Date('2026-02-28T12:00:00Z')],
+      [0, 0.05, now],
     ];
     for (const [confidence, rate, at] of rows) {
       const { rows: out } = await sql<{ v: number }>`SELECT ${effectiveConfidenceSql(now)}::float8 AS v

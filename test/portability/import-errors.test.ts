@@ -8,7 +8,7 @@ import { exportText, importText, sortedLines } from './helpers.js';
 const HEADER = JSON.stringify({ type: 'header', format: 'agent-memory-export', version: 1, embedder: 'any' });
 const AT = '2026-01-02T03:04:05.678Z';
 
-const anchor = (externalId: string, id = randomUUID()) => ({
+const anchor = (externalId: string, id: string = randomUUID()) => ({
   type: 'anchor',
   id,
   anchor_external_id: externalId,
@@ -85,11 +85,15 @@ describe(`POST /v1/import refusals on ${engine}`, () => {
     expect(await contents(api, t)).toEqual(['also kept', 'kept']);
   });
 
-  it('refuses an external id held by another anchor (409), a file without header, and a line over the limit (413)', async () => {
+  it('refuses an anchor id held by another subject (409), a file without header, and a line over the limit (413)', async () => {
     const api = await testApi({ config: { BODY_LIMIT_BYTES: '2048' } });
     const t = await newTenant(api);
-    await api.http.post('/v1/anchors').set(t.auth).send({ anchor_external_id: 'taken' });
-    expectProblem(await importText(api, t, ndjson(HEADER, anchor('taken'))), 409, 'conflict');
+    const taken = await api.http.post('/v1/anchors').set(t.auth).send({ anchor_external_id: 'taken' });
+    const clash = await importText(api, t, ndjson(HEADER, anchor('another', taken.body.id as string)));
+    expectProblem(clash, 409, 'conflict');
+    expect(clash.body.detail).toBe(
+      `line 2: anchor ${taken.body.id as string} is another subject of this tenant, not "another"`,
+    );
     const headless = await importText(api, t, ndjson(memory('x')));
     expectProblem(headless, 400, 'invalid_request');
     expect(headless.body.detail).toMatch(/^line 1: the first record must be the header/);
