@@ -1,10 +1,10 @@
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
-import { Kysely, PGliteDialect, PostgresDialect } from 'kysely';
+import { Kysely, PGliteDialect } from 'kysely';
 import pg from 'pg';
 import { AppError } from '../errors.js';
 import { lockDataDir } from './data-dir-lock.js';
-import { isPrepared, statementName } from './prepared.js';
+import { PreparingPostgresDialect } from './prepared-driver.js';
 import type { Database } from './schema.js';
 
 export type Db = Kysely<Database>;
@@ -77,8 +77,7 @@ export async function openPostgres(url: string, poolSize: number): Promise<DbHan
   const pool = new pg.Pool({ connectionString: url, max: poolSize, options: '-c jit=off' });
   // An idle client that loses its server must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
-  pool.on('connect', runMarkedAsPrepared);
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PreparingPostgresDialect(pool) });
   // One round trip up front, so that a wrong DATABASE_URL is reported as such, in one line.
   try {
     await pool.query('SELECT 1');
@@ -105,43 +104,8 @@ export function openReadReplica(url: string, poolSize: number): DbHandle {
     connectionTimeoutMillis: REPLICA_CONNECT_TIMEOUT_MS,
   });
   pool.on('error', () => undefined);
-  pool.on('connect', runMarkedAsPrepared);
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PreparingPostgresDialect(pool) });
   return { db, engine: 'postgres', close: () => db.destroy() };
-}
-
-type Query = (config: unknown, values?: unknown, callback?: unknown) => unknown;
-
-/** How a marked statement is planned (src/db/prepared.ts), and how every other one is. */
-export const PREPARED_PLAN_MODE = 'SET plan_cache_mode = force_generic_plan';
-export const DEFAULT_PLAN_MODE = 'RESET plan_cache_mode';
-
-/**
- * Kysely sends every statement as text and values; a statement marked by src/db/prepared.ts goes
- * to pg as a named one instead, which pg prepares once per connection and then only binds. Left to
- * choose, Postgres planned recall's statements anew for their values on every bind all the same
- * (300 custom plans in 300 recalls, ~1 ms of its CPU per recall), so marked statements run with
- * generic plans forced and every other statement as Postgres chooses. The connection switches
- * only when the kind of statement changes, which a run of recalls never does; pg sends a client's
- * queries one after another in the order given, so the switch goes ahead unawaited.
- */
-function runMarkedAsPrepared(client: pg.PoolClient): void {
-  const query = client.query.bind(client) as Query;
-  let generic = false;
-  const switchTo = (wanted: boolean) => {
-    if (generic === wanted) return;
-    generic = wanted;
-    // Its failure, if any, is the next statement's to report: the connection is what failed.
-    void (query(wanted ? PREPARED_PLAN_MODE : DEFAULT_PLAN_MODE) as Promise<unknown>).catch(() => undefined);
-  };
-  const patched: Query = (config, values, callback) => {
-    const marked = typeof config === 'string' && isPrepared(config);
-    switchTo(marked);
-    return marked
-      ? query({ name: statementName(config), text: config }, values, callback)
-      : query(config, values, callback);
-  };
-  client.query = patched as typeof client.query;
 }
 
 export async function openPglite(dataDir: string): Promise<DbHandle> {

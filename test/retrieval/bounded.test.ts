@@ -1,6 +1,6 @@
 import { sql, type CompiledQuery, type KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_PLAN_MODE, PREPARED_PLAN_MODE } from '../../src/db/connect.js';
+import { DEFAULT_PLAN_MODE, PREPARED_PLAN_MODE } from '../../src/db/prepared-driver.js';
 import { ensureVectorIndex, vectorParam } from '../../src/db/vector.js';
 import { subjectIdByExternalId, upsertAnchor } from '../../src/domain/anchors.js';
 import type { Actor } from '../../src/domain/core.js';
