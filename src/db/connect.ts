@@ -1,12 +1,12 @@
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
-import { Kysely, PGliteDialect, PostgresDialect } from 'kysely';
+import { Kysely, PGliteDialect } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { AppError, outageError } from '../errors.js';
+import { AppError } from '../errors.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { listenPostgres, type Unlisten } from './listen.js';
-import { isPrepared, statementName } from './prepared.js';
+import { PreparingPostgresDialect } from './prepared-driver.js';
 import type { Database } from './schema.js';
 
 export type Db = Kysely<Database>;
@@ -86,8 +86,8 @@ export type ConnectionLog = Pick<Logger, 'warn'>;
  * for a client's errors only while the client is idle in the pool: one lost while checked out (a
  * statement under way, a transaction, a recall's pinned connection) emitted an 'error' event that
  * nothing listened for, and Node ended the process. Each client gets a listener of its own when it
- * connects, for its whole life; a client that failed is unqueryable or ended (discardWhenLost), so
- * pg-pool discards it when it is released, and the next request opens a new connection: the service
+ * connects, for its whole life; a client whose statement failed for its connection is discarded at
+ * its release (src/db/prepared-driver.ts), and the next request opens a new connection: the service
  * recovers as soon as the server answers again.
  */
 export function resilientPool(config: pg.PoolConfig, log: ConnectionLog | undefined): pg.Pool {
@@ -105,15 +105,13 @@ export function resilientPool(config: pg.PoolConfig, log: ConnectionLog | undefi
       reported = true;
       log?.warn({ err: error }, 'a database connection was lost; it is discarded and another opened when needed');
     });
-    runMarkedAsPrepared(client);
-    discardWhenLost(client);
   });
   return pool;
 }
 
 export async function openPostgres(url: string, poolSize: number, log?: ConnectionLog): Promise<DbHandle> {
   const pool = resilientPool({ connectionString: url, max: poolSize }, log);
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PreparingPostgresDialect(pool) });
   // One round trip up front, so that a wrong DATABASE_URL is reported as such, in one line.
   try {
     await pool.query('SELECT 1');
@@ -142,63 +140,8 @@ export function openReadReplica(url: string, poolSize: number, log?: ConnectionL
     { connectionString: url, max: poolSize, connectionTimeoutMillis: REPLICA_CONNECT_TIMEOUT_MS },
     log,
   );
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PreparingPostgresDialect(pool) });
   return { db, engine: 'postgres', close: () => db.destroy() };
-}
-
-type Query = (config: unknown, values?: unknown, callback?: unknown) => unknown;
-
-/** How a marked statement is planned (src/db/prepared.ts), and how every other one is. */
-export const PREPARED_PLAN_MODE = 'SET plan_cache_mode = force_generic_plan';
-export const DEFAULT_PLAN_MODE = 'RESET plan_cache_mode';
-
-/**
- * Kysely sends every statement as text and values; a statement marked by src/db/prepared.ts goes
- * to pg as a named one instead, which pg prepares once per connection and then only binds. Left to
- * choose, Postgres planned recall's statements anew for their values on every bind all the same
- * (300 custom plans in 300 recalls, ~1 ms of its CPU per recall), so marked statements run with
- * generic plans forced and every other statement as Postgres chooses. The connection switches
- * only when the kind of statement changes, which a run of recalls never does; pg sends a client's
- * queries one after another in the order given, so the switch goes ahead unawaited.
- */
-function runMarkedAsPrepared(client: pg.PoolClient): void {
-  const query = client.query.bind(client) as Query;
-  let generic = false;
-  const switchTo = (wanted: boolean) => {
-    if (generic === wanted) return;
-    generic = wanted;
-    // Its failure, if any, is the next statement's to report: the connection is what failed.
-    void (query(wanted ? PREPARED_PLAN_MODE : DEFAULT_PLAN_MODE) as Promise<unknown>).catch(() => undefined);
-  };
-  const patched: Query = (config, values, callback) => {
-    const marked = typeof config === 'string' && isPrepared(config);
-    switchTo(marked);
-    return marked
-      ? query({ name: statementName(config), text: config }, values, callback)
-      : query(config, values, callback);
-  };
-  client.query = patched as typeof client.query;
-}
-
-/**
- * A statement that fails because its connection is gone ends the client at once, and pg-pool
- * discards an ended client at its release. The server's FATAL message (a shutdown,
- * pg_terminate_backend, idle_in_transaction_session_timeout) reaches the statement before the
- * socket closes, and a client released in between went back to the pool as if sound, to be handed
- * to the next statement waiting for a connection, which then failed too.
- */
-function discardWhenLost(client: pg.PoolClient): void {
-  const query = client.query.bind(client) as Query;
-  const discardIfLost = (error: unknown) => {
-    if (outageError(error)) void client.end().catch(() => undefined);
-  };
-  const watched: Query = (config, values, callback) => {
-    const result = query(config, values, callback);
-    // Registered before the caller's own handlers: the client is ended before it can be released.
-    if (result instanceof Promise) result.then(undefined, discardIfLost);
-    return result;
-  };
-  client.query = watched as typeof client.query;
 }
 
 export async function openPglite(dataDir: string): Promise<DbHandle> {

@@ -1,5 +1,6 @@
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely } from 'kysely';
 import { resilientPool, type ConnectionLog, type DbHandle } from './connect.js';
+import { PreparingPostgresDialect } from './prepared-driver.js';
 import type { Database } from './schema.js';
 
 /**
@@ -29,6 +30,6 @@ export function openExportPool(url: string, size: number, log?: ConnectionLog): 
     },
     log,
   );
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PreparingPostgresDialect(pool) });
   return { db, engine: 'postgres', close: () => db.destroy() };
 }

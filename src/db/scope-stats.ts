@@ -3,13 +3,13 @@ import { sql } from 'kysely';
 /**
  * The units a recall's scope is made of, whose counters migration 0006 keeps by trigger: reading a
  * scope's statistics costs one index probe per unit, whatever its size (the scope read,
- * src/db/scope-read.ts, and the lookup statement, src/db/candidates.ts, read them).
+ * src/retrieval/queries/scope-read.ts, and the lookup statement, src/retrieval/queries/candidates.ts, read them).
  */
 
 /**
  * One unit of a scope, in the form memory_stats_unit (migration 0006) builds it. An anchored unit
  * without an anchor id (NAMED_SUBJECT) is the subject the scope read resolves itself
- * (src/db/scope-read.ts), and empty in any other statement.
+ * (src/retrieval/queries/scope-read.ts), and empty in any other statement.
  */
 export type ScopeUnit =
   | { binding: 'private'; agentId: string }
@@ -17,7 +17,7 @@ export type ScopeUnit =
   | { binding: 'session'; sessionId: string }
   | { binding: 'canon' };
 
-/** The anchored unit of the subject that the scope read resolves (src/db/scope-read.ts). */
+/** The anchored unit of the subject that the scope read resolves (src/retrieval/queries/scope-read.ts). */
 export const NAMED_SUBJECT: ScopeUnit = { binding: 'anchored', anchorId: null };
 
 /** The units as four parallel arrays, the arguments of memory_stats_unit, so that any number of them is one parameter each. */

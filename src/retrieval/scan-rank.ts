@@ -1,10 +1,10 @@
-import type { CandidateRow } from '../db/candidates.js';
+import type { CandidateRow } from './queries/candidates.js';
 import type { Bm25Parameters } from '../db/fulltext.js';
-import type { ScannedMemory } from '../db/scope-read.js';
+import type { ScannedMemory } from './queries/scope-read.js';
 
 /**
- * A small part of the scope, read whole (src/db/scope-read.ts), ranked in process: the same
- * candidates, with the same scores, as the lookup statement (src/db/candidates.ts) finds with its
+ * A small part of the scope, read whole (src/retrieval/queries/scope-read.ts), ranked in process: the same
+ * candidates, with the same scores, as the lookup statement (src/retrieval/queries/candidates.ts) finds with its
  * index lookups, except that every memory's BM25 is exact (the lexical budget bounds only lookups).
  * For a few hundred memories this costs microseconds, where doing it in SQL (window functions,
  * joins of materialized CTEs) cost more than reading the rows.

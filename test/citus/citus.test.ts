@@ -10,7 +10,8 @@ import { enableIterativeScan, vectorParam } from '../../src/db/vector.js';
 import { sweepExpiredSessions } from '../../src/domain/sweeper.js';
 import { contentKey, newId } from '../../src/domain/text.js';
 import { createHashEmbedder } from '../../src/embedding/hash.js';
-import { exactNearestQuery, vectorNeighbours, type RecallScope } from '../../src/retrieval/recall.js';
+import { exactNearestQuery, vectorNeighbours } from '../../src/retrieval/queries/nearest.js';
+import type { RecallScope } from '../../src/retrieval/queries/scope.js';
 import { startCore, type Running } from '../../src/start-core.js';
 import { manualClock, newTenant, testConfig, type Tenant, type TestApi } from '../helpers/harness.js';
 import { createAnchor, ids, recall, startSession, storeMemory } from '../helpers/store-recall.js';
@@ -132,12 +133,27 @@ describe.skipIf(!url)('on a Citus cluster', () => {
     // The worker's defaults (ef_search 40) answer a scan of 100 with at most 40 rows: what the
     // propagation prevents. Here the settings reach the worker and all 100 come back.
     const { rows, settings } = await db.transaction().execute(async (trx) => {
-      const found = await vectorNeighbours(trx, dimensions, scope, 'subject', query, 100, 'hnsw');
+      const found = await vectorNeighbours({
+        db: trx,
+        dimensions,
+        scope,
+        part: 'subject',
+        embedding: query,
+        depth: 100,
+        plan: 'hnsw',
+      });
       return { rows: found, settings: await workerSettings(trx, tenant.tenantId) };
     });
     expect(settings).toEqual({ ef_search: '400', iterative_scan: 'relaxed_order' });
     expect(rows).toHaveLength(100);
-    const exact = await exactNearestQuery(db, dimensions, scope, 'subject', query, 100).execute();
+    const exact = await exactNearestQuery({
+      db,
+      dimensions,
+      scope,
+      part: 'subject',
+      embedding: query,
+      depth: 100,
+    }).execute();
     const overlap = rows.filter((r) => exact.some((e) => e.id === r.id)).length;
     expect(overlap).toBeGreaterThanOrEqual(95);
 

@@ -2,7 +2,8 @@ import { sql, type KyselyPlugin } from 'kysely';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { detectCitus, onCitus, withCitus } from '../../src/db/citus.js';
 import type { Db } from '../../src/db/connect.js';
-import { vectorNeighbours, type RecallScope } from '../../src/retrieval/recall.js';
+import { vectorNeighbours } from '../../src/retrieval/queries/nearest.js';
+import type { RecallScope } from '../../src/retrieval/queries/scope.js';
 import { engine, newTenant, testApi, type Tenant, type TestApi } from '../helpers/harness.js';
 import { createAnchor, storeMemory } from '../helpers/store-recall.js';
 
@@ -58,7 +59,15 @@ describe(`Citus settings forwarded to the workers, on ${engine}`, () => {
     const recorded = recording(db);
     const dimensions = api.core.embedder.dimensions;
     const { rows, settings } = await recorded.db.transaction().execute(async (trx) => {
-      const found = await vectorNeighbours(trx, dimensions, scope, 'subject', query, 10, 'hnsw');
+      const found = await vectorNeighbours({
+        db: trx,
+        dimensions,
+        scope,
+        part: 'subject',
+        embedding: query,
+        depth: 10,
+        plan: 'hnsw',
+      });
       const read = await sql<{ propagate: string | null; ef_search: string; iterative_scan: string }>`
         SELECT current_setting('citus.propagate_set_commands', true) AS propagate,
           current_setting('hnsw.ef_search') AS ef_search, current_setting('hnsw.iterative_scan') AS iterative_scan`.execute(

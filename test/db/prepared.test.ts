@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPostgres, type DbHandle } from '../../src/db/connect.js';
-import { executePrepared, statementName } from '../../src/db/prepared.js';
+import { executePrepared, prepared, statementName } from '../../src/db/prepared.js';
 
 const url = process.env.TEST_DATABASE_URL;
 
@@ -23,7 +23,20 @@ describe.skipIf(!url)('statements marked as prepared, on Postgres', () => {
     const prepared = await sql<{ name: string; statement: string }>`
       SELECT name, statement FROM pg_prepared_statements`.execute(handle.db);
     expect(prepared.rows).toHaveLength(1);
-    expect(prepared.rows[0]?.name).toBe(statementName(`/* prepared */ ${compiled.sql}`));
+    expect(prepared.rows[0]?.name).toBe(statementName(compiled.sql));
+  });
+
+  it('are prepared only when the call site asks, whatever their text says', async () => {
+    // A comment is no instruction: only prepared() at the call site names a statement.
+    await sql`/* prepared */ SELECT ${2}::int AS commented`.execute(handle.db);
+    const commented = await sql<{ n: number }>`
+      SELECT count(*)::int AS n FROM pg_prepared_statements WHERE statement LIKE '%AS commented%'`.execute(handle.db);
+    expect(commented.rows).toEqual([{ n: 0 }]);
+    const query = sql<{ n: number }>`SELECT ${3}::int AS n`.compile(handle.db);
+    expect((await handle.db.executeQuery(prepared(query))).rows).toEqual([{ n: 3 }]);
+    const named = await sql<{ name: string }>`
+      SELECT name FROM pg_prepared_statements WHERE statement = ${query.sql}`.execute(handle.db);
+    expect(named.rows).toEqual([{ name: statementName(query.sql) }]);
   });
 
   it('run marked statements with generic plans and every other statement as Postgres chooses', async () => {

@@ -1,6 +1,8 @@
-import type { CandidateRow } from '../../src/db/candidates.js';
 import type { ScopeStats } from '../../src/db/scope-stats.js';
-import { candidatesQuery, scanPart, scopeReadStatement, type RecallScope } from '../../src/retrieval/recall.js';
+import { candidatesQuery, type CandidateRow } from '../../src/retrieval/queries/candidates.js';
+import type { RecallScope } from '../../src/retrieval/queries/scope.js';
+import { scopeReadStatement } from '../../src/retrieval/queries/scope-read.js';
+import { scanPart } from '../../src/retrieval/recall.js';
 import type { Core } from '../../src/domain/core.js';
 import type { TestApi } from './harness.js';
 
@@ -8,7 +10,14 @@ import type { TestApi } from './harness.js';
 export async function subjectStats(core: Core, scope: RecallScope): Promise<ScopeStats> {
   const dims = core.embedder.dimensions;
   // No query: the statistics do not depend on it.
-  const statement = scopeReadStatement(core.db, dims, { scope }, ['subject'], '', new Float32Array(dims));
+  const statement = scopeReadStatement({
+    db: core.db,
+    dimensions: dims,
+    toRead: { scope },
+    parts: ['subject'],
+    text: '',
+    embedding: new Float32Array(dims),
+  });
   const header = (await statement.execute(core.db)).rows.find((r) => r.id === null);
   if (!header) throw new Error('the scope read returned no statistics');
   return { docs: header.docs, totalLen: header.total_len };
@@ -48,6 +57,6 @@ export async function lexicalScores(api: TestApi, tenantId: string, text: string
   const byId = (rows: CandidateRow[]) => new Map(rows.filter((r) => r.candidate).map((r) => [r.id, r.lexical]));
   return {
     scan: byId(await scanPart(part)),
-    lookup: byId((await candidatesQuery(part, []).execute(core.db)).rows),
+    lookup: byId((await candidatesQuery({ ...part, nearest: [] }).execute(core.db)).rows),
   };
 }

@@ -1,19 +1,14 @@
 import { sql, type CompiledQuery, type KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_PLAN_MODE, PREPARED_PLAN_MODE } from '../../src/db/connect.js';
+import { DEFAULT_PLAN_MODE, PREPARED_PLAN_MODE } from '../../src/db/prepared-driver.js';
 import { ensureVectorIndex, vectorParam } from '../../src/db/vector.js';
 import { subjectIdByExternalId, upsertAnchor } from '../../src/domain/anchors.js';
 import type { Actor } from '../../src/domain/core.js';
 import { contentKey, newId } from '../../src/domain/text.js';
-import {
-  candidatesQuery,
-  LEXICAL_BUDGET,
-  PREPARED_SCOPE_MAX,
-  recall,
-  scopeReadStatement,
-  type RecallScope,
-  type ScopeToRead,
-} from '../../src/retrieval/recall.js';
+import { candidatesQuery, LEXICAL_BUDGET } from '../../src/retrieval/queries/candidates.js';
+import type { RecallScope, ScopeToRead } from '../../src/retrieval/queries/scope.js';
+import { PREPARED_SCOPE_MAX, scopeReadStatement } from '../../src/retrieval/queries/scope-read.js';
+import { recall } from '../../src/retrieval/recall.js';
 import { pino } from 'pino';
 import request from 'supertest';
 import { createApp } from '../../src/app.js';
@@ -263,7 +258,7 @@ describe(`recall's cost on ${engine}`, () => {
     // Each word alone is beyond the lexical budget, so a search by rare words alone finds nothing.
     for (const word of ['invoice', 'kitchen']) expect(Number((await holding(word)).n)).toBeGreaterThan(LEXICAL_BUDGET);
     const part = subjectPart(core, scope, stats, text, embedding as Float32Array, 50);
-    const { rows } = await candidatesQuery(part, []).execute(core.db);
+    const { rows } = await candidatesQuery({ ...part, nearest: [] }).execute(core.db);
     const lexical = rows.filter((r) => r.candidate && r.lexical > 0);
     expect(lexical.length).toBe(50);
     const contents = await core.db
@@ -301,7 +296,14 @@ describe(`recall's cost on ${engine}`, () => {
     // subject looked up by external id, or given.
     const unanchored = { ...scope, anchorId: null };
     const read = (toRead: ScopeToRead) =>
-      scopeReadStatement(core.db, dims, toRead, ['subject', 'canon'], text, embedding as Float32Array).compile(core.db);
+      scopeReadStatement({
+        db: core.db,
+        dimensions: dims,
+        toRead,
+        parts: ['subject', 'canon'],
+        text,
+        embedding: embedding as Float32Array,
+      }).compile(core.db);
     // The big subject's part is beyond the read's bound: its gate keeps the plan from reading it.
     const big = (await subject('big-subject', text)).scope;
     const statements = [

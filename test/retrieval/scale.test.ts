@@ -5,7 +5,8 @@ import { ensureVectorIndex, vectorParam } from '../../src/db/vector.js';
 import { upsertAnchor } from '../../src/domain/anchors.js';
 import type { Core } from '../../src/domain/core.js';
 import { contentKey, newId } from '../../src/domain/text.js';
-import { nearestQuery, vectorNeighbours, type RecallScope } from '../../src/retrieval/recall.js';
+import { nearestQuery, vectorNeighbours } from '../../src/retrieval/queries/nearest.js';
+import type { RecallScope } from '../../src/retrieval/queries/scope.js';
 import { engine, newTenant, testApi, type Tenant, type TestApi } from '../helpers/harness.js';
 import { ids, recall, sorted } from '../helpers/store-recall.js';
 
@@ -134,15 +135,16 @@ describe(`recall at scale on ${engine}`, () => {
     const [q] = await core.embedder.embed([text]);
     return core.db.transaction().execute(async (trx) => {
       if (plan === 'hnsw') await forceHnsw(trx);
-      const rows = await vectorNeighbours(trx, core.embedder.dimensions, scope, 'subject', q as Float32Array, depth);
-      const explained = await nearestQuery(
-        trx,
-        core.embedder.dimensions,
+      const input = {
+        db: trx,
+        dimensions: core.embedder.dimensions,
         scope,
-        'subject',
-        q as Float32Array,
+        part: 'subject' as const,
+        embedding: q as Float32Array,
         depth,
-      ).explain();
+      };
+      const rows = await vectorNeighbours(input);
+      const explained = await nearestQuery(input).explain();
       return { rows, plan: explained.map((r) => Object.values(r).join('')).join('\n') };
     });
   }

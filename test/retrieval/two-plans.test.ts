@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { CandidateRow } from '../../src/db/candidates.js';
+import type { CandidateRow } from '../../src/retrieval/queries/candidates.js';
 import { upsertAnchor } from '../../src/domain/anchors.js';
-import { candidatesQuery, scanPart, vectorNeighbours, type RecallScope } from '../../src/retrieval/recall.js';
+import { candidatesQuery } from '../../src/retrieval/queries/candidates.js';
+import { vectorNeighbours } from '../../src/retrieval/queries/nearest.js';
+import type { RecallScope } from '../../src/retrieval/queries/scope.js';
+import { scanPart } from '../../src/retrieval/recall.js';
 import { engine, newTenant, testApi } from '../helpers/harness.js';
 import { subjectStats } from '../helpers/lexical-scores.js';
 import { startSession, storeMemory } from '../helpers/store-recall.js';
@@ -83,13 +86,8 @@ describe(`the two candidate statements on ${engine}`, () => {
         depth,
       };
       const scanned = await scanPart(part);
-      const nearest = await vectorNeighbours(core.db, dims, scope, 'subject', query, depth, 'exact');
-      const looked = (
-        await candidatesQuery(
-          part,
-          nearest.map((n) => n.id),
-        ).execute(core.db)
-      ).rows;
+      const nearest = await vectorNeighbours({ ...part, plan: 'exact' });
+      const looked = (await candidatesQuery({ ...part, nearest: nearest.map((n) => n.id) }).execute(core.db)).rows;
       const byId = (rows: CandidateRow[]) =>
         Object.fromEntries([...rows].sort((a, b) => a.id.localeCompare(b.id)).map((r) => [r.id, view(r)]));
       expect(byId(looked), text).toEqual(byId(scanned));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ScannedMemory } from '../../src/db/scope-read.js';
+import type { ScannedMemory } from '../../src/retrieval/queries/scope-read.js';
 import { rankScanned } from '../../src/retrieval/scan-rank.js';
 
 /**

@@ -1,11 +1,16 @@
 import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
-import type { Binding } from '../config.js';
-import { bm25Idf, bm25LengthNorm, ownWords, queryTerms, termLexemes, type Bm25Parameters } from './fulltext.js';
-import { wordGroups } from '../text/word-groups.js';
-import type { Database } from './schema.js';
-import type { ScopeUnit, ScopeStats } from './scope-stats.js';
-import { unitKeys } from './scope-stats.js';
-import { contextDistanceTo, queryVector } from './vector.js';
+import type { Binding } from '../../config.js';
+import { bm25Idf, bm25LengthNorm, ownWords, queryTerms, termLexemes, type Bm25Parameters } from '../../db/fulltext.js';
+import { wordGroups } from '../../text/word-groups.js';
+import type { Database } from '../../db/schema.js';
+import type { ScopeUnit, ScopeStats } from '../../db/scope-stats.js';
+import { unitKeys } from '../../db/scope-stats.js';
+import { contextDistanceTo, queryVector } from '../../db/vector.js';
+import type { Db } from '../../db/connect.js';
+import { FUSION } from '../fusion.js';
+import { SPEAKER_HEAD_CHARS } from '../speakers.js';
+import { TIME_CUE_CHARS } from '../time-cue.js';
+import { scopeFilter, scopeUnits, type Part, type RecallScope } from './scope.js';
 
 /**
  * The lexical side of recall and the session context of every candidate, in one statement: a round
@@ -162,7 +167,7 @@ function sessionLexicalCte(source: string) {
 
 /**
  * What fusion reads of a memory row `m` besides its scores (CandidateRow), by output name: one list
- * for the lookup statement and the scope read (src/db/scope-read.ts), rendered as a select list
+ * for the lookup statement and the scope read (src/retrieval/queries/scope-read.ts), rendered as a select list
  * (memoryColumns) or as the selections of a query builder (memorySelections).
  */
 function memoryFields(q: Pick<CandidateQuery, 'headChars'>) {
@@ -336,4 +341,49 @@ export function recallCandidates(q: CandidateQuery): RawBuilder<CandidateRow> {
       -- the values (src/db/prepared.ts) would otherwise turn into a join over the tenant's rows.
       LIMIT 1
     ) AS r`;
+}
+
+/** How many memories the lexical side may read per part (lexicalBudget). */
+export const LEXICAL_BUDGET = 1000;
+
+/** How much of each candidate's content to return: enough for a speaker's label and the time cue. */
+export const HEAD_CHARS = Math.max(SPEAKER_HEAD_CHARS, TIME_CUE_CHARS);
+
+/** One part of a recall's scope to rank: what the scope read and the lookup statements are built from. */
+export interface PartQuery {
+  db: Db;
+  dimensions: number;
+  scope: RecallScope;
+  part: Part;
+  stats: ScopeStats;
+  text: string;
+  embedding: Float32Array;
+  /** How many candidates each side brings. */
+  depth: number;
+}
+
+/** A large part and the ids its vector side found (./nearest.ts). */
+export interface CandidatesInput extends PartQuery {
+  nearest: readonly string[];
+}
+
+/** The lexical side and the context of the candidates of a large part, with the ranking's constants. */
+export function candidatesQuery(q: CandidatesInput): RawBuilder<CandidateRow> {
+  return recallCandidates({
+    scope: () => q.db.selectFrom('memories as m').where((eb) => scopeFilter(eb, q.scope, q.part)),
+    tenantId: q.scope.tenantId,
+    units: scopeUnits(q.scope, q.part),
+    stats: q.stats,
+    text: q.text,
+    embedding: q.embedding,
+    dimensions: q.dimensions,
+    lexicalDepth: q.depth,
+    previousLexicalShare: FUSION.previousLexicalShare,
+    conceptShare: FUSION.conceptShare,
+    windowShare: FUSION.windowSemanticShare,
+    bm25: FUSION.bm25,
+    headChars: HEAD_CHARS,
+    nearest: q.nearest,
+    lexicalBudget: LEXICAL_BUDGET,
+  });
 }

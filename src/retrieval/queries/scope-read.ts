@@ -1,15 +1,25 @@
 import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
-import { MEMORY_FIELD_NAMES, memorySelections, termFrequency, termsCte, type CandidateRow } from './candidates.js';
-import type { Database } from './schema.js';
-import { unitColumns, type ScopeUnit } from './scope-stats.js';
-import { contextDistanceTo, queryVector } from './vector.js';
+import {
+  HEAD_CHARS,
+  MEMORY_FIELD_NAMES,
+  memorySelections,
+  termFrequency,
+  termsCte,
+  type CandidateRow,
+} from './candidates.js';
+import type { Db } from '../../db/connect.js';
+import type { Database } from '../../db/schema.js';
+import { NAMED_SUBJECT, unitColumns, type ScopeUnit } from '../../db/scope-stats.js';
+import { FUSION } from '../fusion.js';
+import { scopeFilter, scopeUnits, type Part, type ScopeToRead } from './scope.js';
+import { contextDistanceTo, queryVector } from '../../db/vector.js';
 
 /**
  * A recall's scope in one statement: the statistics of each of its parts (the subject's memories,
  * canon) from the counters that migration 0006 keeps, each query term's document frequency in it,
  * and, for each part small enough, every memory of it with what ranking needs (src/retrieval/
  * scan-rank.ts ranks them in process). A part too large to read whole comes back as its
- * statistics alone, for the bounded lookup statements (src/db/candidates.ts). The subject may be
+ * statistics alone, for the bounded lookup statements (src/retrieval/queries/candidates.ts). The subject may be
  * named by a subquery (`subject`), looked up here too: a typical recall's scope costs one round trip.
  *
  * Written for a plan made without the values (src/db/prepared.ts): counters by whole key
@@ -138,4 +148,46 @@ export function scopeReadQuery(q: ScopeReadQuery): RawBuilder<ScopeReadRow> {
       -- Last, so that its nulls take the types of the reads' columns.
       UNION ALL SELECT ${sql.join(MEMORY_COLUMNS.map((c) => sql`NULL AS ${sql.id(c)}`))}
     ) AS r`;
+}
+
+/**
+ * Parts of a scope (the subject's memories, canon) of at most this many memories (counted active)
+ * are read whole by the scope read and ranked in process (src/retrieval/scan-rank.ts): for a
+ * typical subject that one prepared statement is all the ranking costs the database. Larger parts
+ * take the bounded lookup statements (./nearest.ts, ./candidates.ts), planned for their values,
+ * where planning is the lesser cost and the choice between the scope's indexes and the full-text
+ * index matters. With superseded memories asked for, the read includes those too.
+ */
+export const PREPARED_SCOPE_MAX = 2000;
+
+/** The scope to read, which of its parts, and the query they are ranked against. */
+export interface ScopeReadInput {
+  db: Db;
+  dimensions: number;
+  toRead: ScopeToRead;
+  parts: readonly Part[];
+  text: string;
+  embedding: Float32Array;
+}
+
+/** The scope read of a recall, with the ranking's constants. */
+export function scopeReadStatement(q: ScopeReadInput): RawBuilder<ScopeReadRow> {
+  const { scope, named } = q.toRead;
+  const subject = sql<string | null>`(SELECT id FROM subject)`;
+  return scopeReadQuery({
+    tenantId: scope.tenantId,
+    parts: q.parts.map((part) => ({
+      scope: () =>
+        q.db.selectFrom('memories as m').where((eb) => scopeFilter(eb, scope, part, named ? subject : scope.anchorId)),
+      units: [...scopeUnits(scope, part), ...(named && part === 'subject' ? [NAMED_SUBJECT] : [])],
+      readEmpty: scope.includeSuperseded,
+    })),
+    subject: named ?? sql`NULL`,
+    maxDocs: PREPARED_SCOPE_MAX,
+    text: q.text,
+    embedding: q.embedding,
+    dimensions: q.dimensions,
+    windowShare: FUSION.windowSemanticShare,
+    headChars: HEAD_CHARS,
+  });
 }

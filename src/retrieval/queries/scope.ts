@@ -1,0 +1,93 @@
+import { sql, type ExpressionBuilder, type Expression, type SqlBool } from 'kysely';
+import type { Binding } from '../../config.js';
+import { anyOf } from '../../db/arrays.js';
+import type { Database } from '../../db/schema.js';
+import type { ScopeUnit } from '../../db/scope-stats.js';
+import type { subjectIdByExternalId } from '../../domain/anchors.js';
+
+/** Which memories a recall may see, resolved to ids; enforced in SQL by scopeFilter. */
+export interface RecallScope {
+  tenantId: string;
+  agentId: string;
+  /** The subject whose anchored memories are visible; null for none. */
+  anchorId: string | null;
+  /** The session whose session memories are visible; null for none. */
+  sessionId: string | null;
+  /**
+   * Session memories formed in an earlier session of the subject and stored again in this one
+   * (memory_mentions): visible with the session's own. Their statistics are kept in the sessions
+   * they were formed in, whose units the scope's statistics then include (an approximation BM25
+   * can afford).
+   */
+  mentioned?: { memoryIds: readonly string[]; formedIn: readonly string[] };
+  includeSuperseded: boolean;
+}
+
+/** A scope as recall resolved it before reading: `named` is a subject the scope read looks up by external id. */
+export interface ScopeToRead {
+  scope: RecallScope;
+  named?: ReturnType<typeof subjectIdByExternalId>;
+}
+
+/** The parts of a scope, ranked apart: the subject's memories (private, anchored, session) and canon. */
+export type Part = 'subject' | 'canon';
+
+type MemoryEb = ExpressionBuilder<Database & { m: Database['memories'] }, 'm'>;
+
+/**
+ * A binding as a literal in the statement's text, not a parameter: the partial indexes (private
+ * memories by agent, canon) serve only statements whose text implies their predicate, which a
+ * prepared statement's plan, made without the values, cannot know of a parameter.
+ */
+const binding = (b: Binding) => sql.lit(b);
+
+/**
+ * The visibility rule of docs/api.md §5, as SQL: never another agent's private memory, anchor or
+ * tenant. `subject` is the subject whose anchored memories are visible: the scope's, or a subquery
+ * of the statement that resolves it (NAMED_SUBJECT).
+ */
+export function scopeFilter(
+  eb: MemoryEb,
+  scope: RecallScope,
+  part: Part,
+  subject: string | Expression<string | null> | null = scope.anchorId,
+): Expression<SqlBool> {
+  const visible =
+    part === 'canon'
+      ? [eb('m.binding', '=', binding('canon'))]
+      : [
+          eb.and([eb('m.binding', '=', binding('private')), eb('m.agent_id', '=', scope.agentId)]),
+          ...(subject !== null
+            ? [eb.and([eb('m.binding', '=', binding('anchored')), eb('m.anchor_id', '=', subject)])]
+            : []),
+          ...(scope.sessionId
+            ? [
+                eb.and([
+                  eb('m.binding', '=', binding('session')),
+                  scope.mentioned && scope.mentioned.memoryIds.length > 0
+                    ? eb.or([
+                        eb('m.session_id', '=', scope.sessionId),
+                        anyOf(sql.ref('m.id'), scope.mentioned.memoryIds),
+                      ])
+                    : eb('m.session_id', '=', scope.sessionId),
+                ]),
+              ]
+            : []),
+        ];
+  return eb.and([
+    eb('m.tenant_id', '=', scope.tenantId),
+    ...(scope.includeSuperseded ? [] : [eb('m.status', '=', sql.lit('active'))]),
+    eb.or(visible),
+  ]);
+}
+
+/** The units a part of the scope is made of (src/db/scope-stats.ts). */
+export function scopeUnits(scope: RecallScope, part: Part): ScopeUnit[] {
+  if (part === 'canon') return [{ binding: 'canon' }];
+  return [
+    { binding: 'private', agentId: scope.agentId },
+    ...(scope.anchorId ? [{ binding: 'anchored' as const, anchorId: scope.anchorId }] : []),
+    ...(scope.sessionId ? [{ binding: 'session' as const, sessionId: scope.sessionId }] : []),
+    ...(scope.mentioned?.formedIn ?? []).map((sessionId) => ({ binding: 'session' as const, sessionId })),
+  ];
+}
