@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import request from 'supertest';
 import { createApp } from '../../src/app.js';
@@ -54,4 +55,40 @@ export async function importText(
   type = 'application/x-ndjson',
 ) {
   return api.http.post(`/v1/import${query}`).set(t.auth).set('Content-Type', type).send(body);
+}
+
+/** The header line's record of our export format. */
+export const exportHeader = (embedder = 'any') => ({
+  type: 'header',
+  format: 'agent-memory-export',
+  version: 1,
+  embedder,
+});
+
+/** A private memory record of our export format, as an export writes one; `extra` overrides any field. */
+export function memoryRecord(
+  content: string,
+  extra: Record<string, unknown> = {},
+): { id: string } & Record<string, unknown> {
+  const at = '2026-01-02T03:04:05.678Z';
+  return {
+    type: 'memory',
+    id: randomUUID(),
+    agent_id: 'agent-1',
+    content,
+    binding: 'private',
+    anchor_id: null,
+    session_id: null,
+    status: 'active',
+    confidence: 0.7,
+    decay_rate: 0.05,
+    reinforcement_count: 0,
+    superseded_by: null,
+    metadata: {},
+    created_at: at,
+    updated_at: at,
+    last_reinforced_at: at,
+    mentioned_in_sessions: [],
+    ...extra,
+  };
 }

@@ -5,32 +5,12 @@ import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { engine, newTenant, testApi, type Tenant } from '../helpers/harness.js';
 import { expectProblem } from '../http/problem.js';
+import { memoryRecord } from './helpers.js';
 import { openRequest, serve, waitFor, type Served } from './serve.js';
 
 const header = JSON.stringify({ type: 'header', format: 'agent-memory-export', version: 1, embedder: 'any' });
 
-function memoryLine(content: string): string {
-  const at = '2026-01-02T03:04:05.678Z';
-  return JSON.stringify({
-    type: 'memory',
-    id: randomUUID(),
-    agent_id: 'agent-1',
-    content,
-    binding: 'private',
-    anchor_id: null,
-    session_id: null,
-    status: 'active',
-    confidence: 0.7,
-    decay_rate: 0.05,
-    reinforcement_count: 0,
-    superseded_by: null,
-    metadata: {},
-    created_at: at,
-    updated_at: at,
-    last_reinforced_at: at,
-    mentioned_in_sessions: [],
-  });
-}
+const memoryLine = (content: string): string => JSON.stringify(memoryRecord(content));
 
 /** About `bytes` of valid import lines (a header, then memories of 1,000 characters). */
 function importBody(bytes: number): string {

@@ -2,31 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { engine, newTenant, testApi } from '../helpers/harness.js';
 import { expectProblem } from '../http/problem.js';
-import { importText } from './helpers.js';
+import { importText, memoryRecord } from './helpers.js';
 
 const HEADER = JSON.stringify({ type: 'header', format: 'agent-memory-export', version: 1, embedder: 'any' });
 const AT = '2026-01-02T03:04:05.678Z';
 
-const memory = (content: string, extra: Record<string, unknown> = {}) => ({
-  type: 'memory',
-  id: randomUUID(),
-  agent_id: 'agent-1',
-  content,
-  binding: 'private',
-  anchor_id: null,
-  session_id: null,
-  status: 'active',
-  confidence: 0.7,
-  decay_rate: 0.05,
-  reinforcement_count: 0,
-  superseded_by: null,
-  metadata: {},
-  created_at: AT,
-  updated_at: AT,
-  last_reinforced_at: AT,
-  mentioned_in_sessions: [],
-  ...extra,
-});
+const memory = (content: string, extra: Record<string, unknown> = {}) => memoryRecord(content, extra);
 
 const audit = (extra: Record<string, unknown> = {}) => ({
   type: 'audit',
