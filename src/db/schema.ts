@@ -83,6 +83,17 @@ export interface MemoriesTable {
   created_at: Timestamp;
   updated_at: Timestamp;
   last_reinforced_at: Timestamp;
+  /**
+   * Migration 0011: when it happened or was said. The service always sets it (created_at's value
+   * unless the caller knows better); a raw insert that leaves it out gets the time of the insert.
+   */
+  occurred_at: DefaultedTimestamp;
+  /** Migration 0011: when it was superseded; null while active. */
+  superseded_at: Timestamp | null;
+  /** Migration 0011: when it expires; null for never. */
+  expires_at: Timestamp | null;
+  /** Migration 0011: a pinned memory does not decay, expire or get superseded silently. */
+  pinned: Generated<boolean>;
   /** Store order (migration 0004): orders a session's memories for recall's neighbour context. */
   seq: ColumnType<number, never, never>;
 }
@@ -159,7 +170,7 @@ export interface Database {
 
 /** The coarse SQL type of a column, as test/db/schema.test.ts reads it from information_schema. */
 export type ColumnKind =
-  'text' | 'uuid' | 'timestamptz' | 'jsonb' | 'number' | 'bytea' | 'array' | 'vector' | 'tsvector';
+  'text' | 'uuid' | 'timestamptz' | 'jsonb' | 'number' | 'boolean' | 'bytea' | 'array' | 'vector' | 'tsvector';
 interface ColumnSpec {
   kind: ColumnKind;
   nullable: boolean;
@@ -229,6 +240,10 @@ export const TABLES = {
     created_at: col('timestamptz'),
     updated_at: col('timestamptz'),
     last_reinforced_at: col('timestamptz'),
+    occurred_at: col('timestamptz'),
+    superseded_at: col('timestamptz', true),
+    expires_at: col('timestamptz', true),
+    pinned: col('boolean'),
     seq: col('number'),
   },
   audit_events: {

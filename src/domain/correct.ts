@@ -106,7 +106,7 @@ export async function correctMemory(core: Core, actor: Actor, input: CorrectInpu
     }
     await trx
       .updateTable('memories')
-      .set({ status: 'superseded', superseded_by: targetId, updated_at: now })
+      .set({ status: 'superseded', superseded_by: targetId, updated_at: now, superseded_at: now })
       .where('tenant_id', '=', actor.tenantId)
       .where('id', '=', row.id)
       .execute();

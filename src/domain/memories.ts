@@ -20,7 +20,18 @@ export type Memory = z.output<typeof MemoryObject>;
 /** What MEMORY_COLUMNS selects. */
 export type MemoryRow = Omit<
   Selectable<MemoriesTable>,
-  'tenant_id' | 'content_key' | 'concepts' | 'embedding' | 'window_embedding' | 'embedder' | 'search' | 'seq'
+  | 'tenant_id'
+  | 'content_key'
+  | 'concepts'
+  | 'embedding'
+  | 'window_embedding'
+  | 'embedder'
+  | 'search'
+  | 'seq'
+  | 'occurred_at'
+  | 'superseded_at'
+  | 'expires_at'
+  | 'pinned'
 > & {
   anchor_external_id: string | null;
 };
@@ -157,6 +168,7 @@ export async function insertMemory(
       created_at: m.now,
       updated_at: m.now,
       last_reinforced_at: m.now,
+      occurred_at: m.now,
     })
     .returning(MEMORY_OWN_COLUMNS)
     .executeTakeFirstOrThrow();

@@ -489,7 +489,7 @@ async function markMerged(
 ): Promise<void> {
   await trx
     .updateTable('memories')
-    .set({ status: 'superseded', superseded_by: intoId, updated_at: now })
+    .set({ status: 'superseded', superseded_by: intoId, updated_at: now, superseded_at: now })
     .where('tenant_id', '=', actor.tenantId)
     .where('id', '=', copy.id)
     .execute();
@@ -515,7 +515,7 @@ async function supersede(
   if (!old) return;
   await trx
     .updateTable('memories')
-    .set({ status: 'superseded', superseded_by: newId, updated_at: now })
+    .set({ status: 'superseded', superseded_by: newId, updated_at: now, superseded_at: now })
     .where('tenant_id', '=', actor.tenantId)
     .where('id', '=', oldId)
     .execute();

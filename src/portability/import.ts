@@ -298,6 +298,8 @@ export class ImportWriter {
         created_at: r.created_at,
         updated_at: r.updated_at,
         last_reinforced_at: r.last_reinforced_at,
+        occurred_at: r.created_at,
+        superseded_at: r.status === 'superseded' ? r.updated_at : null,
       })
       .onConflict((oc) => oc.doNothing())
       .returning('id')
