@@ -2,7 +2,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
 
 /**
  * The slow end-to-end files: child processes on the CLI (stdio, `serve`, reembed, the LoCoMo
- * tool, three `serve` processes on one database, a `serve` process whose database restarts on a
+ * tool, the MCP conformance suite against `serve`, three `serve` processes on one database, a `serve` process whose database restarts on a
  * cluster of the test's own, a `serve` killed mid-ingest, the README walk-through against a fresh
  * `serve`), the local embedder's model, the data folder lock, a service wired from its environment,
  * operations with the database gone, network timeouts under forced garbage collection, and the
@@ -14,6 +14,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
 const E2E = [
   'test/mcp/stdio.test.ts',
   'test/mcp/http.test.ts',
+  'test/mcp/conformance.test.ts',
   'test/eval/locomo.test.ts',
   'test/embedding/reembed.test.ts',
   'test/embedding/configured.test.ts',

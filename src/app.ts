@@ -24,6 +24,7 @@ import { sessionRoutes } from './http/routes/sessions.js';
 import { setupRoutes } from './http/routes/setup.js';
 import { NO_QUERY, parseInput, refuseAnyBody, refuseBody } from './http/validate.js';
 import { MCP_PATH, mountMcp } from './mcp/http.js';
+import { McpSessions } from './mcp/sessions.js';
 import { VERSION } from './version.js';
 
 /** The routes of docs/api.md §5, in matching order (/v1/memories/recall before /v1/memories/{id}). */
@@ -80,6 +81,8 @@ function bodyParserProblem(error: unknown): AppError | undefined {
 export interface AppOptions {
   /** The metrics the app reports to; `serve` shares them with the sweeper and the metrics port. */
   metrics?: Metrics;
+  /** The /mcp sessions; `serve` closes them at shutdown. Default: sessions of this app's own. */
+  mcpSessions?: McpSessions;
 }
 
 export function createApp(base: Core, options: AppOptions = {}): express.Express {
@@ -175,7 +178,7 @@ export function createApp(base: Core, options: AppOptions = {}): express.Express
     });
   }
 
-  mountMcp(app, core, limiter, throttle);
+  mountMcp(app, core, limiter, throttle, options.mcpSessions ?? new McpSessions(core, core.config.mcpSessions));
   mountDocsAssets(app);
   answerOtherMethods(app, routes);
   mountConsole(app);

@@ -92,6 +92,9 @@ const EnvSchema = z.object({
     .transform((hosts) => hosts.filter((h) => h.length > 0))
     .refine((hosts) => hosts.every(isHostName), 'must be host names separated by commas, without scheme or port')
     .optional(),
+  // Sessions of /mcp kept by this process (src/mcp/sessions.ts).
+  MCP_MAX_SESSIONS: z.coerce.number().int().min(1).default(1000),
+  MCP_SESSION_IDLE_SECONDS: z.coerce.number().int().positive().default(1800),
   // Which peers may name the client in X-Forwarded-For: a hop count, or the proxies' addresses.
   TRUST_PROXY: z
     .string()
@@ -236,6 +239,8 @@ export interface Config {
   readonly agentId: string | undefined;
   /** Host names that /mcp accepts besides localhost, 127.0.0.1 and [::1] (DNS rebinding protection). */
   readonly mcpAllowedHosts: readonly string[];
+  /** The most /mcp sessions this process keeps, and how long one stays without a request or an open stream. */
+  readonly mcpSessions: Readonly<{ max: number; idleMs: number }>;
   /**
    * express's `trust proxy`: false (the socket's peer is the client), the number of proxies in front,
    * or their addresses; only then does X-Forwarded-For name the client address.
@@ -367,6 +372,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     llmBreaker: Object.freeze({ failures: env.LLM_BREAKER_FAILURES, cooldownMs: env.LLM_BREAKER_COOLDOWN_MS }),
     agentId: env.AGENT_ID,
     mcpAllowedHosts: Object.freeze(env.MCP_ALLOWED_HOSTS ?? []),
+    mcpSessions: Object.freeze({ max: env.MCP_MAX_SESSIONS, idleMs: env.MCP_SESSION_IDLE_SECONDS * 1000 }),
     trustProxy: trustProxy(env.TRUST_PROXY),
     httpLimits: Object.freeze({
       authFailuresPerMinute: env.AUTH_FAILURES_PER_MINUTE,

@@ -39,13 +39,19 @@ const startCore = async (config: Config): Promise<Running> => (await import('../
 
 async function serve(config: Config): Promise<void> {
   // Imported here, not at the top: `mcp` answers its client sooner without the HTTP stack loaded.
-  const [{ createApp }, { createHttpServer }, { createMetrics, createMetricsApp, withMetrics }, { sweepSpools }] =
-    await Promise.all([
-      import('../app.js'),
-      import('../http/server.js'),
-      import('../http/metrics.js'),
-      import('../http/spool.js'),
-    ]);
+  const [
+    { createApp },
+    { createHttpServer },
+    { createMetrics, createMetricsApp, withMetrics },
+    { sweepSpools },
+    { McpSessions },
+  ] = await Promise.all([
+    import('../app.js'),
+    import('../http/server.js'),
+    import('../http/metrics.js'),
+    import('../http/spool.js'),
+    import('../mcp/sessions.js'),
+  ]);
   const running = await startCore(config);
   // What imports and exports of a process killed meanwhile left in the spool folder.
   const swept = await sweepSpools(config.portability.spoolDir);
@@ -53,7 +59,8 @@ async function serve(config: Config): Promise<void> {
   // One set of metrics for the API, the sweeper and the metrics port (src/http/metrics.ts).
   const metrics = createMetrics(running.core.llm, running.core.reads);
   const core = withMetrics(running.core, metrics);
-  const app = createApp(core, { metrics });
+  const mcpSessions = new McpSessions(core, config.mcpSessions);
+  const app = createApp(core, { metrics, mcpSessions });
   const stopSweeper =
     config.sweepIntervalSeconds > 0 ? startSweeper(core, config.sweepIntervalSeconds * 1000) : () => undefined;
   const server = createHttpServer(app, config.httpLimits).listen(config.port, config.host);
@@ -92,6 +99,8 @@ async function serve(config: Config): Promise<void> {
     core.log.info({ signal }, 'shutting down');
     stopSweeper();
     metricsServer?.close();
+    // A session's open GET stream would hold its connection, and so the server, open.
+    void mcpSessions.closeAll();
     // Stop accepting, let in-flight requests finish, then close the database so PGlite flushes.
     server.close(() => {
       void running.close().then(() => process.exit(0));

@@ -24,7 +24,7 @@ export interface ToolContext {
 }
 
 /**
- * The agent id when nothing names one: over stateless HTTP a tool call arrives without the
+ * The agent id when nothing names one: over HTTP without a session a tool call arrives without the
  * initialize handshake, so the client's name is unknown there.
  */
 export const FALLBACK_AGENT_ID = 'mcp-client';

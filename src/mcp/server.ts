@@ -26,14 +26,15 @@ Call recall at the start of every task about a subject and before decisions wher
 export interface McpServerOptions {
   /**
    * Whether the transport keeps a connection on which the server can notify the client, so that
-   * resource subscriptions can be offered: stdio does, stateless Streamable HTTP does not.
+   * resource subscriptions can be offered: stdio and HTTP sessions do, a POST without a session does not.
    */
   readonly subscriptions: boolean;
 }
 
 /**
  * An MCP server for one caller, with its identity closed over: the same tools, prompts and
- * resources over stdio (one server per process) and Streamable HTTP (one server per request).
+ * resources over stdio (one server per process) and Streamable HTTP (one per session, or per
+ * request without one).
  */
 export function createMcpServer(
   core: Core,

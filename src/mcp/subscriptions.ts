@@ -52,8 +52,8 @@ async function watchFor(ctx: ToolContext, uri: string): Promise<Watch> {
  * resources/subscribe for the memory resources: a subscribed client is sent
  * `notifications/resources/updated` with the URI (and nothing else) after each committed change to
  * what the resource shows. Changes are heard through the core's feed, in the caller's tenant only.
- * Only for transports that keep a connection to the client (stdio, in-process): stateless HTTP has
- * no stream to send a notification on, so it does not offer subscriptions.
+ * Only for transports that keep a connection to the client (stdio, in-process, an HTTP session with
+ * its GET stream): a POST without a session has no stream to notify on, so it does not offer them.
  */
 export function registerSubscriptions(server: McpServer, ctx: ToolContext): void {
   const watches = new Map<string, Watch>();

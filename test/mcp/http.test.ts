@@ -2,6 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engine, SETUP_TOKEN } from '../helpers/harness.js';
 import { call, childEnv, exited, freePort, ok, readJson, spawnCli, tempDir, text, type Json } from './helpers.js';
@@ -60,6 +61,14 @@ async function newOrg(): Promise<Org> {
 }
 
 const clients: Client[] = [];
+
+/** Polls until `check` answers true (within 20 s). */
+async function waitFor(check: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('timed out');
+  }
+}
 
 async function connect(key: string, headers: Record<string, string> = {}): Promise<Client> {
   const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
@@ -144,8 +153,6 @@ describe(`MCP over Streamable HTTP at /mcp (agent-memory serve, ${engine})`, () 
       'remember_conversation',
       'subject_context',
     ]);
-    // Stateless: no stream outlives a request, so no subscription is offered that could not be kept.
-    expect(admin.getServerCapabilities()?.resources?.subscribe).toBeUndefined();
     const canon = await ok(admin, 'write_canon', { content: 'Quote prices including tax' });
     const session = await ok(admin, 'start_session', { subject: 'acct-1' });
     expect(session.agent_id).toBe('http-agent');
@@ -230,24 +237,107 @@ describe(`MCP over Streamable HTTP at /mcp (agent-memory serve, ${engine})`, () 
     }
   });
 
-  it('answers GET and DELETE with 405 in stateless mode, and keeps no session', async () => {
+  it('answers requests without a session on their own, and GET and DELETE without one with 405', async () => {
     const org = await newOrg();
     const auth = { Authorization: `Bearer ${org.admin}` };
     for (const method of ['GET', 'DELETE']) {
       const res = await raw(method, { ...auth, Accept: 'text/event-stream' });
       expect(res.status, method).toBe(405);
     }
-    const init = await raw('POST', { ...JSON_HEADERS, ...auth }, INITIALIZE);
-    expect(init.headers['mcp-session-id']).toBeUndefined();
-    // Without initialize, a tools/call still works: every request stands alone.
+    // Without initialize, a tools/call still works: a request without a session stands alone.
     const alone = await raw(
       'POST',
       { ...JSON_HEADERS, ...auth, 'X-Agent-Id': 'stateless' },
       { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'remember', arguments: { content: 'Alone' } } },
     );
     expect(alone.status).toBe(200);
+    expect(alone.headers['mcp-session-id']).toBeUndefined();
     expect(JSON.parse(alone.body).result.structuredContent.agent_id).toBe('stateless');
     const bad = await raw('POST', { ...JSON_HEADERS, ...auth, 'X-Agent-Id': 'x'.repeat(201) }, INITIALIZE);
     expect(bad.status).toBe(400);
+  });
+
+  it('opens a session on initialize, kept for its key only, until DELETE', async () => {
+    const org = await newOrg();
+    const auth = { Authorization: `Bearer ${org.admin}` };
+    const init = await raw('POST', { ...JSON_HEADERS, ...auth, 'X-Agent-Id': 'keeper' }, INITIALIZE);
+    expect(init.status).toBe(200);
+    const id = init.headers['mcp-session-id'] as string;
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(JSON.parse(init.body).result.capabilities.resources.subscribe).toBe(true);
+    const session = { ...JSON_HEADERS, ...auth, 'Mcp-Session-Id': id, 'Mcp-Protocol-Version': '2025-06-18' };
+    const initialized = await raw('POST', session, { jsonrpc: '2.0', method: 'notifications/initialized' });
+    expect(initialized.status).toBe(202);
+    // The session acts as the agent it was opened with, without the header.
+    const stored = await raw('POST', session, {
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'remember', arguments: { content: 'In a session' } },
+    });
+    expect(JSON.parse(stored.body).result.structuredContent.agent_id).toBe('keeper');
+    const otherAgent = await raw(
+      'POST',
+      { ...session, 'X-Agent-Id': 'someone-else' },
+      { jsonrpc: '2.0', id: 3, method: 'ping' },
+    );
+    expect(otherAgent.status).toBe(400);
+    // Another key, even of the same tenant, is told the session does not exist.
+    const reader = await org.key(['read']);
+    const stranger = await raw(
+      'POST',
+      { ...session, Authorization: `Bearer ${reader}` },
+      { jsonrpc: '2.0', id: 4, method: 'ping' },
+    );
+    expect(stranger.status).toBe(404);
+    // Every request authenticates: the session id alone is not a credential.
+    const keyless = await raw(
+      'POST',
+      { ...JSON_HEADERS, 'Mcp-Session-Id': id },
+      { jsonrpc: '2.0', id: 5, method: 'ping' },
+    );
+    expect(keyless.status).toBe(401);
+    expect((await raw('DELETE', session)).status).toBe(200);
+    const gone = await raw('POST', session, { jsonrpc: '2.0', id: 6, method: 'ping' });
+    expect(gone.status).toBe(404);
+    expect(JSON.parse(gone.body).error.message).toMatch(/^Session not found.*initialize again/);
+  });
+
+  it("sends a session's subscriber an update after a store for its subject, none for another subject", async () => {
+    const org = await newOrg();
+    const watcher = await connect(await org.key(['read']));
+    expect(watcher.getServerCapabilities()?.resources?.subscribe).toBe(true);
+    const writer = await connect(org.admin, { 'X-Agent-Id': 'writer' });
+    const heard: string[] = [];
+    const waiting: { uri: string; resolve: () => void }[] = [];
+    watcher.setNotificationHandler(ResourceUpdatedNotificationSchema, ({ params }) => {
+      heard.push(params.uri);
+      for (const w of waiting.splice(0)) {
+        if (w.uri === params.uri) w.resolve();
+        else waiting.push(w);
+      }
+    });
+    const next = (uri: string) => new Promise<void>((resolve) => waiting.push({ uri, resolve }));
+    const watched = 'memory://subjects/http-watched';
+    await watcher.subscribeResource({ uri: watched });
+    await watcher.subscribeResource({ uri: 'memory://canon' });
+    // The GET stream the client opened after initialize carries the notifications; it may open
+    // just after connect returns, and a notice sent before it opens is not kept.
+    await waitFor(async () => {
+      const probe = next('memory://canon');
+      await ok(writer, 'write_canon', { content: `Probe ${crypto.randomUUID()}` });
+      return Promise.race([probe.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 500))]);
+    });
+    heard.length = 0;
+
+    await ok(writer, 'remember', { content: 'Likes the other plan', subject: 'http-other' });
+    const update = next(watched);
+    await ok(writer, 'remember', { content: 'Likes the yearly plan', subject: 'http-watched' });
+    await update;
+    // Canon, written last, is the barrier: changes are heard in the order they commit.
+    const barrier = next('memory://canon');
+    await ok(writer, 'write_canon', { content: 'Answer in English' });
+    await barrier;
+    expect(heard).toEqual([watched, 'memory://canon']);
   });
 });
