@@ -30,6 +30,7 @@ const E2E = [
   'test/portability/spool-sweep.test.ts',
   'test/console/browser.test.ts',
   'test/cli/front-door.test.ts',
+  'test/cli/serve-start.test.ts',
   'test/cli/replicas.test.ts',
   'test/http/db-restart.test.ts',
   'test/ingest/kill.test.ts',

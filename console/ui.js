@@ -39,6 +39,9 @@ export function Time({ at }) {
   return html`<time datetime=${at} title=${at}>${d.toLocaleString()}</time>`;
 }
 
+/** "1 session", "2 sessions": a count with its noun. */
+export const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
 export const short = (id) => (id ? id.slice(0, 8) : '');
 export const num = (n, digits = 2) => (typeof n === 'number' ? n.toFixed(digits) : '—');
 

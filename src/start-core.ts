@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { openDatabase, openReadReplica, type DbHandle } from './db/connect.js';
 import { openExportPool } from './db/export-pool.js';
+import { assertDataDirWritable } from './db/data-dir-lock.js';
 import { ReadReplicas } from './domain/read-replicas.js';
 import { CHANGES_CHANNEL, ChangeFeed } from './domain/changes.js';
 import type { Unlisten } from './db/listen.js';
@@ -41,6 +42,8 @@ export async function startCore(
   } = {},
 ): Promise<Running> {
   const log = overrides.log ?? createLogger(config.logLevel);
+  // Before the model starts loading: an unusable folder is told at once, in one line.
+  if (config.databaseUrl === undefined && config.dataDir !== ':memory:') assertDataDirWritable(config.dataDir);
   // The model loads (in its worker) while the database opens: together they are most of a start.
   const [loaded, opened] = await Promise.allSettled([
     overrides.embedder ? Promise.resolve(overrides.embedder) : createEmbedder(config),

@@ -1,5 +1,5 @@
 import { api } from '../api.js';
-import { html, Loading, num, scopesOf, Time, useLoad } from '../ui.js';
+import { html, Loading, num, plural, scopesOf, Time, useLoad } from '../ui.js';
 import { useState } from '../lib.js';
 import { Confidence, CorrectForm, DeleteButton, History, Provenance } from './memory-parts.js';
 
@@ -48,7 +48,7 @@ export function MemoryPage({ id, identity }) {
       </div>
       <div>
         <dt>Reinforced</dt>
-        <dd>${m.reinforcement_count} times, last <${Time} at=${m.last_reinforced_at} /></dd>
+        <dd>${plural(m.reinforcement_count, 'time')}, last <${Time} at=${m.last_reinforced_at} /></dd>
       </div>
       <div>
         <dt>From</dt>

@@ -1,5 +1,5 @@
 import { api } from '../api.js';
-import { html, ErrorNote, Loading, num, Pager, scopesOf, short, Time, useLoad, usePaging } from '../ui.js';
+import { html, ErrorNote, Loading, num, Pager, plural, scopesOf, short, Time, useLoad, usePaging } from '../ui.js';
 import { useState } from '../lib.js';
 import { MemoryRow, Provenance } from './memory-parts.js';
 
@@ -10,7 +10,7 @@ export function SubjectPage({ id, identity }) {
   const [purged, setPurged] = useState(null);
   if (purged) {
     return html`<h1>Subject erased</h1>
-      <p role="status" class="notice"><code>${purged.external}</code> is erased: ${purged.deleted.memories} memories and ${purged.deleted.sessions} sessions deleted, with every audit event naming them. One <code>anchor_purged</code> event with these counts remains.</p>
+      <p role="status" class="notice"><code>${purged.external}</code> is erased: ${plural(purged.deleted.memories, 'memory', 'memories')} and ${plural(purged.deleted.sessions, 'session')} deleted, with every audit event naming them. One <code>anchor_purged</code> event with these counts remains.</p>
       <p><a href="#/subjects">Back to subjects</a></p>`;
   }
   if (!anchorState.data)
@@ -44,6 +44,7 @@ export function SubjectPage({ id, identity }) {
       </div>
     </dl>
     <${Profile} anchor=${anchor} canWrite=${can.has('write')} onChange=${reloadAnchor} />
+    <${Superseded} anchorId=${anchor.id} key=${anchor.memory_count} />
     <${Sessions} anchorId=${anchor.id} />
     <${RecallBox} anchor=${anchor} identity=${identity} />
     ${can.has('admin') && html`<${Purge} anchor=${anchor} onPurged=${setPurged} />`}`;
@@ -88,6 +89,46 @@ function Profile({ anchor, canWrite, onChange }) {
     </ul>
     <${Pager} paging=${paging} page=${state.data} />
   </section>`;
+}
+
+/** What the profile no longer holds: superseded memories, each linking to its page and its successor. */
+function Superseded({ anchorId }) {
+  const [open, setOpen] = useState(false);
+  return html`<section aria-labelledby="superseded-heading">
+    <h2 id="superseded-heading">Superseded memories</h2>
+    <button type="button" class="secondary" aria-expanded=${open} onClick=${() => setOpen(!open)}>
+      ${open ? 'Hide superseded memories' : 'Show superseded memories'}
+    </button>
+    ${open && html`<${SupersededList} anchorId=${anchorId} />`}
+  </section>`;
+}
+
+function SupersededList({ anchorId }) {
+  const paging = usePaging([anchorId]);
+  const [state] = useLoad(
+    () =>
+      api('GET', `/anchors/${anchorId}/memories`, {
+        query: { status: 'superseded', limit: 50, cursor: paging.cursor },
+      }),
+    [anchorId, paging.cursor],
+  );
+  const memories = state.data?.memories ?? [];
+  return html`<${Loading} state=${state} />
+    ${state.data && memories.length === 0 && html`<p>No superseded memories.</p>`}
+    <ul class="superseded">
+      ${memories.map(
+        (m) =>
+          html`<li key=${m.id} data-memory-id=${m.id}>
+            <a href=${`#/memories/${m.id}`}>${m.content}</a>
+            <span class="muted">
+              — superseded by <a href=${`#/memories/${m.superseded_by}`}>${short(m.superseded_by)}</a>, <${Time}
+                at=${m.updated_at}
+              />
+            </span>
+          </li>`,
+      )}
+    </ul>
+    <${Pager} paging=${paging} page=${state.data} />`;
 }
 
 function sessionState(s) {
@@ -139,9 +180,24 @@ function Sessions({ anchorId }) {
   </section>`;
 }
 
+/**
+ * The agents that wrote about the subject, most recent first, that the key may act as: recall as
+ * one of them shows what it would get (its private memories too); 'console' has none.
+ */
+function useSubjectAgents(anchorId, identity) {
+  const [state] = useLoad(() => api('GET', `/anchors/${anchorId}/memories`, { query: { limit: 200 } }), [anchorId]);
+  const seen = [...(state.data?.memories ?? [])]
+    .sort((a, b) => (a.last_reinforced_at < b.last_reinforced_at ? 1 : -1))
+    .map((m) => m.agent_id);
+  const bound = identity.agent_ids;
+  return [...new Set(seen)].filter((a) => !bound || bound.includes(a));
+}
+
 function RecallBox({ anchor, identity }) {
-  const soleAgent = identity.agent_ids?.length === 1 ? identity.agent_ids[0] : 'console';
-  const [agent, setAgent] = useState(soleAgent);
+  const agents = useSubjectAgents(anchor.id, identity);
+  const fallback = identity.agent_ids?.length === 1 ? identity.agent_ids[0] : (agents[0] ?? 'console');
+  const [typed, setAgent] = useState(null);
+  const agent = typed ?? fallback;
   const [query, setQuery] = useState('');
   const [result, setResult] = useState(null);
   const [error, setError] = useState(null);
@@ -167,7 +223,15 @@ function RecallBox({ anchor, identity }) {
     </p>
     <form class="inline" onSubmit=${submit}>
       <label for="recall-agent">Agent</label>
-      <input id="recall-agent" required value=${agent} onInput=${(e) => setAgent(e.currentTarget.value)} size="14" />
+      <input
+        id="recall-agent"
+        required
+        list="recall-agents"
+        value=${agent}
+        onInput=${(e) => setAgent(e.currentTarget.value)}
+        size="14"
+      />
+      <datalist id="recall-agents">${agents.map((a) => html`<option key=${a} value=${a} />`)}</datalist>
       <label for="recall-query">Query</label>
       <input
         id="recall-query"

@@ -37,6 +37,12 @@ PORT, HOST, SETUP_TOKEN, EMBEDDER, LOG_LEVEL; see docs/configuration.md for all 
  */
 const startCore = async (config: Config): Promise<Running> => (await import('../start-core.js')).startCore(config);
 
+/** The URL a person opens: on every interface, this machine's own name reaches it. */
+function baseUrl(address: AddressInfo): string {
+  const host = address.address === '0.0.0.0' || address.address === '::' ? 'localhost' : address.address;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
+}
+
 async function serve(config: Config): Promise<void> {
   // Imported here, not at the top: `mcp` answers its client sooner without the HTTP stack loaded.
   const [
@@ -45,13 +51,18 @@ async function serve(config: Config): Promise<void> {
     { createMetrics, createMetricsApp, withMetrics },
     { sweepSpools },
     { McpSessions },
+    { assertPortFree, listenFailure },
   ] = await Promise.all([
     import('../app.js'),
     import('../http/server.js'),
     import('../http/metrics.js'),
     import('../http/spool.js'),
     import('../mcp/sessions.js'),
+    import('../http/port.js'),
   ]);
+  // Before the database and the model, which take seconds: a taken port is told at once.
+  await assertPortFree(config.port, config.host, 'PORT');
+  if (config.metrics.port !== undefined) await assertPortFree(config.metrics.port, config.host, 'METRICS_PORT');
   const running = await startCore(config);
   // What imports and exports of a process killed meanwhile left in the spool folder.
   const swept = await sweepSpools(config.portability.spoolDir);
@@ -71,17 +82,30 @@ async function serve(config: Config): Promise<void> {
           config.metrics.port,
           config.host,
         );
-  const listening = (s: Server): Promise<void> =>
+  const listening = (s: Server, port: number, setting: string): Promise<void> =>
     new Promise<void>((resolve, reject) => {
       s.once('listening', resolve);
-      s.once('error', reject);
+      s.once('error', (error) => reject(listenFailure(error, port, config.host, setting)));
     });
-  await Promise.all([listening(server), ...(metricsServer ? [listening(metricsServer)] : [])]);
+  try {
+    await Promise.all([
+      listening(server, config.port, 'PORT'),
+      ...(metricsServer && config.metrics.port !== undefined
+        ? [listening(metricsServer, config.metrics.port, 'METRICS_PORT')]
+        : []),
+    ]);
+  } catch (error) {
+    // Taken since the check: the database is open by now, and closing it lets PGlite flush.
+    stopSweeper();
+    await running.close();
+    throw error;
+  }
   if (metricsServer) {
     const { port } = metricsServer.address() as AddressInfo;
     core.log.info({ port }, `metrics on http://${config.host}:${port}/metrics`);
   }
   const address = server.address() as AddressInfo;
+  const base = baseUrl(address);
   core.log.info(
     {
       host: address.address,
@@ -89,8 +113,10 @@ async function serve(config: Config): Promise<void> {
       engine: running.engine,
       citus: running.citus,
       embedder: core.embedder.id,
+      console: `${base}/console/`,
+      docs: `${base}/docs`,
     },
-    `agent-memory listening on http://${address.address}:${address.port}`,
+    `agent-memory listening on ${base}: console ${base}/console/, API reference ${base}/docs, MCP ${base}/mcp`,
   );
   let stopping = false;
   const stop = (signal: string) => {

@@ -80,3 +80,30 @@ export function lockDataDir(dataDir: string): () => void {
   }
   throw new AppError('unavailable', `could not lock ${dataDir}; another process keeps taking it`);
 }
+
+/**
+ * Refuses, in one line, a data folder this process cannot create or write, before the database
+ * opens and the model loads (which would end in a stack trace from deep inside the driver).
+ */
+export function assertDataDirWritable(dataDir: string): void {
+  try {
+    fs.mkdirSync(dataDir, { recursive: true });
+    fs.accessSync(dataDir, fs.constants.W_OK | fs.constants.X_OK);
+    if (!fs.statSync(dataDir).isDirectory()) throw Object.assign(new Error('not a folder'), { code: 'ENOTDIR' });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'error';
+    const why =
+      code === 'EACCES' || code === 'EPERM'
+        ? 'this user may not write there'
+        : code === 'EROFS'
+          ? 'it is on a read-only file system'
+          : code === 'ENOTDIR' || code === 'EEXIST'
+            ? 'it, or a folder on its path, is a file'
+            : `${code}`;
+    throw new AppError(
+      'unavailable',
+      `the data folder ${dataDir} (DATA_DIR) cannot be used: ${why}. Set DATA_DIR to a folder this user ` +
+        'can write (it is created if missing), or set DATABASE_URL to use PostgreSQL instead.',
+    );
+  }
+}

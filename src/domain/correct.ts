@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { AppError, notFound } from '../errors.js';
-import { actAs, canSeeMemory } from './agent-binding.js';
+import { actAs, boundAgents, canSeeMemory, soleAgent } from './agent-binding.js';
 import { recordEvent } from './audit.js';
 import { assertContentLimit } from './content-limit.js';
 import type { Actor, Core } from './core.js';
@@ -13,7 +13,10 @@ export interface CorrectInput {
   /** The memory to correct. */
   id: string;
   content: string;
-  /** Who corrects it, for the audit trail; the memory's own agent when left out. */
+  /**
+   * Which agent corrects it, for the audit trail. Left out, a person with the key does (the
+   * console): the trail names the key alone, or the one agent a key bound to one agent acts as.
+   */
   agentId?: string | undefined;
   /** Replaces the memory's metadata; the old metadata is carried over when left out. */
   metadata?: Record<string, unknown> | undefined;
@@ -24,6 +27,26 @@ export interface CorrectResult {
   memory: Memory;
   /** The corrected memory's id, now superseded by `memory`. */
   corrects: string;
+}
+
+/**
+ * Who corrects when no agent is named: not simply the memory's own agent, which would record a
+ * person's correction (the console's) as that agent's words. An unbound key is recorded alone. A
+ * key bound to agents always acts as one of them: its only one, else the memory's agent when it is
+ * one of them, else it must name which.
+ */
+function correctingAgent(actor: Actor, memoryAgent: string): string | null {
+  const bound = boundAgents(actor);
+  if (bound === null) return null;
+  const sole = soleAgent(actor) ?? (bound.includes(memoryAgent) ? memoryAgent : undefined);
+  if (sole === undefined) {
+    throw new AppError(
+      'insufficient_scope',
+      "this key is bound to several agents, none of them the memory's: name the one correcting in agent_id",
+      [{ path: 'agent_id', message: 'required: one of the agents the key is bound to' }],
+    );
+  }
+  return sole;
 }
 
 /**
@@ -43,7 +66,7 @@ export async function correctMemory(core: Core, actor: Actor, input: CorrectInpu
   if (before.binding === 'canon') {
     throw new AppError('conflict', 'canon entries are changed through /v1/canon with an admin key');
   }
-  const agentId = actAs(actor, input.agentId ?? before.agent_id);
+  const agentId = input.agentId !== undefined ? actAs(actor, input.agentId) : correctingAgent(actor, before.agent_id);
   // Embedding is slow and needs no lock.
   const [embedding] = await core.embedder.embed([content]);
   if (!embedding) throw new Error('embedder returned no vector');

@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { z } from 'zod';
 import type { Binding, Config } from '../config.js';
 import type { Db } from '../db/connect.js';
@@ -207,17 +207,19 @@ export async function anchorProfile(
   core: Core,
   tenantId: string,
   anchorId: string,
-  options: { limit: number; cursor?: string | undefined },
+  options: { limit: number; cursor?: string | undefined; status?: 'active' | 'superseded' },
 ): Promise<{ memories: Memory[]; more: boolean; nextCursor: string | null }> {
   const offset = decodeOffsetCursor(options.cursor);
   const now = core.clock();
+  const status = options.status ?? 'active';
   const rows = await memoriesWithAnchor(core.db)
     .select(MEMORY_COLUMNS)
     .where('m.tenant_id', '=', tenantId)
     .where('m.anchor_id', '=', anchorId)
     .where('m.binding', '=', 'anchored')
-    .where('m.status', '=', 'active')
-    .orderBy(effectiveConfidenceSql(now), 'desc')
+    .where('m.status', '=', status)
+    // Superseded memories by when they were replaced (updated_at is set then), latest first.
+    .orderBy(status === 'active' ? effectiveConfidenceSql(now) : sql`m.updated_at`, 'desc')
     .orderBy('m.id')
     .offset(offset)
     .limit(options.limit + 1)

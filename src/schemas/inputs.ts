@@ -52,7 +52,11 @@ export const StoreMemoryBody = z.strictObject({
 
 export const CorrectMemoryBody = z.strictObject({
   content: content.describe('The corrected text; a new memory holding it supersedes this one'),
-  agent_id: agentId.optional().describe("Who corrects it, for the audit trail; the memory's own agent when left out"),
+  agent_id: agentId
+    .optional()
+    .describe(
+      'Which agent corrects it, for the audit trail; left out, the key alone (a person), or the one agent of a key bound to one',
+    ),
   metadata: metadata
     .optional()
     .describe("The new memory's metadata; the corrected memory's metadata is carried over when left out"),
@@ -88,6 +92,15 @@ export const PurgeQuery = z.strictObject({
 });
 
 export const PageQuery = z.strictObject({ limit: limit(50, 200), cursor: cursor.optional() });
+
+export const AnchorProfileQuery = z.strictObject({
+  status: z
+    .enum(['active', 'superseded'])
+    .default('active')
+    .describe('active: the profile; superseded: what it replaced, most recently superseded first'),
+  limit: limit(50, 200),
+  cursor: cursor.optional(),
+});
 
 export const CreateSessionBody = z.strictObject({
   agent_id: agentId,

@@ -150,11 +150,51 @@ describe.skipIf(!hasChromium)(`the console in Chromium on ${engine}`, () => {
     await page.close();
   });
 
+  it("reaches a superseded memory from its subject, records a correction as the key's, recalls as the subject's agent", async () => {
+    const t = await newTenant(api);
+    const subject = `moved-${randomUUID().slice(0, 8)}`;
+    const wrong = await store(t, subject, 'Lives in Lisbon');
+    const page = await signIn(t.adminKey, `#/subjects/${wrong.anchor_id}`);
+    const row = page.locator('li.memory', { hasText: 'Lives in Lisbon' });
+    await row.getByRole('button', { name: 'Correct' }).click();
+    await page.getByLabel('Corrected content').fill('Lives in Porto');
+    await page.getByRole('button', { name: 'Save correction' }).click();
+    await page.getByRole('status').filter({ hasText: 'Corrected' }).waitFor();
+
+    // A person corrected it, with the key: the trail does not say the agent did.
+    const trail = await api.http.get(`/v1/memories/${wrong.id}/history`).set(t.auth);
+    expect(trail.body.events.at(-1)).toMatchObject({
+      action: 'corrected',
+      actor: { key_id: expect.any(String), agent_id: null },
+    });
+
+    // The superseded memory is listed on its subject's page, and leads to its own.
+    await page.getByRole('button', { name: 'Show superseded memories' }).click();
+    const hide = page.getByRole('button', { name: 'Hide superseded memories' });
+    await expect(hide.getAttribute('aria-expanded')).resolves.toBe('true');
+    await page.locator('ul.superseded').getByRole('link', { name: 'Lives in Lisbon' }).click();
+    await page.locator('#memory-status', { hasText: 'superseded' }).waitFor();
+    await page.getByText('Reinforced').waitFor();
+    await expect(page.locator('dd', { hasText: /times?, last/ }).textContent()).resolves.toMatch(/^0 times, last/);
+
+    // Recall asks as the agent that wrote about the subject, not as one with no memories.
+    await page.goto(`${base}/console/#/subjects/${wrong.anchor_id}`);
+    await expect.poll(() => page.getByLabel('Agent').inputValue(), { timeout: 10_000 }).toBe('support-bot');
+
+    // The tab has an icon, served by the console.
+    const icon = await page.locator('link[rel="icon"]').getAttribute('href');
+    const answer = await page.request.get(new URL(icon ?? '', `${base}/console/`).href);
+    expect(answer.status()).toBe(200);
+    expect(answer.headers()['content-type']).toMatch(/^image\/svg\+xml/);
+    await page.close();
+  });
+
   it('purges a subject after its external id is typed, shows the counts, and REST finds it gone', async () => {
     const t = await newTenant(api);
     const subject = `gdpr-${randomUUID().slice(0, 8)}`;
     const m = await store(t, subject, 'Wants to be forgotten');
     await store(t, subject, 'Was born in 1980');
+    await api.http.post('/v1/sessions').set(t.auth).send({ agent_id: 'support-bot', anchor_external_id: subject });
     const page = await signIn(t.adminKey, `#/subjects/${m.anchor_id}`);
     const purge = page.getByRole('button', { name: 'Purge subject' });
     await expect(purge.isDisabled()).resolves.toBe(true);
@@ -162,7 +202,7 @@ describe.skipIf(!hasChromium)(`the console in Chromium on ${engine}`, () => {
     await expect(purge.isDisabled()).resolves.toBe(true);
     await page.getByLabel(/to confirm/).fill(subject);
     await purge.click();
-    await page.getByRole('status').filter({ hasText: '2 memories and 0 sessions deleted' }).waitFor();
+    await page.getByRole('status').filter({ hasText: '2 memories and 1 session deleted' }).waitFor();
     expect((await api.http.get(`/v1/anchors/${m.anchor_id}`).set(t.auth)).status).toBe(404);
     expect((await api.http.get(`/v1/memories/${m.id}`).set(t.auth)).status).toBe(404);
     await page.close();

@@ -47,15 +47,27 @@ describe(`PATCH /v1/memories/{id}: a correction supersedes on ${engine}`, () => 
 
     const profile = await api.http.get(`/v1/anchors/${old.anchor_id}/memories`).set(t.auth);
     expect(profile.body.memories.map((m: { content: string }) => m.content)).toEqual(['Lives in Porto']);
+    // What the profile replaced is still reachable from the subject.
+    const replaced = await api.http
+      .get(`/v1/anchors/${old.anchor_id}/memories`)
+      .query({ status: 'superseded' })
+      .set(t.auth);
+    expect(replaced.status).toBe(200);
+    expect(replaced.body.memories).toEqual([
+      expect.objectContaining({ id: old.id, status: 'superseded', superseded_by: fixed.id }),
+    ]);
+    const bad = await api.http.get(`/v1/anchors/${old.anchor_id}/memories`).query({ status: 'gone' }).set(t.auth);
+    expectProblem(bad, 400, 'invalid_request');
 
-    // Audited as a correction, by the key, without content.
+    // Audited as a correction, by the key alone (a person, as the console corrects), without content:
+    // not as the memory's agent a1, which never said it.
     const history = await api.http.get(`/v1/memories/${old.id}/history`).set(t.auth);
     const last = history.body.events.at(-1);
     expect(last).toMatchObject({
       action: 'corrected',
       memory_id: old.id,
       anchor_id: old.anchor_id,
-      actor: { key_id: expect.any(String), agent_id: 'a1' },
+      actor: { key_id: expect.any(String), agent_id: null },
       changes: { superseded_by: fixed.id, binding: 'anchored', existing: false },
     });
     expect(JSON.stringify(history.body)).not.toMatch(/Lisbon|Porto/);
@@ -150,10 +162,31 @@ describe(`PATCH /v1/memories/{id}: a correction supersedes on ${engine}`, () => 
     const boundAuth = { Authorization: `Bearer ${bound.body.api_key as string}` };
     expectProblem(await correct(api, boundAuth, m.id, { content: 'Owes 40 euros' }), 404, 'not_found');
     const shared = await store(api, t, { content: 'Has a dog', anchor_external_id: 'cust-4' });
-    // A shared memory formed by a1: the bound key must name itself as the one correcting it.
-    expectProblem(await correct(api, boundAuth, shared.id, { content: 'Has a cat' }), 403, 'insufficient_scope');
-    const ok = await correct(api, boundAuth, shared.id, { content: 'Has a cat', agent_id: 'a2' });
+    // A shared memory formed by a1: the key bound to a2 corrects it as a2, never as a1.
+    expectProblem(
+      await correct(api, boundAuth, shared.id, { content: 'Has a cat', agent_id: 'a1' }),
+      403,
+      'insufficient_scope',
+    );
+    const ok = await correct(api, boundAuth, shared.id, { content: 'Has a cat' });
     expect(ok.status).toBe(200);
+    const trail = await api.http.get(`/v1/memories/${shared.id}/history`).set(t.auth);
+    expect(trail.body.events.at(-1).actor.agent_id).toBe('a2');
+    // A key bound to several agents acts as the memory's agent when it is one of them, else names one.
+    const twoAgents = await api.http
+      .post('/v1/keys')
+      .set(t.auth)
+      .send({ name: 'c', scopes: ['read', 'write'], agent_ids: ['a1', 'a3'] });
+    const twoAuth = { Authorization: `Bearer ${twoAgents.body.api_key as string}` };
+    const fixed = ok.body as { id: string };
+    const asA1 = await correct(api, twoAuth, fixed.id, { content: 'Has two cats' });
+    expect(asA1.status).toBe(200);
+    expect((await api.http.get(`/v1/memories/${fixed.id}/history`).set(t.auth)).body.events.at(-1).actor.agent_id).toBe(
+      'a1',
+    );
+    const parrot = await store(api, t, { content: 'Has a parrot', anchor_external_id: 'cust-4', agent_id: 'a2' });
+    expectProblem(await correct(api, twoAuth, parrot.id, { content: 'Has two parrots' }), 403, 'insufficient_scope');
+    expect((await correct(api, twoAuth, parrot.id, { content: 'Has two parrots', agent_id: 'a3' })).status).toBe(200);
 
     const unchanged = await api.http.get(`/v1/memories/${m.id}`).set(t.auth);
     expect(unchanged.body).toMatchObject({ status: 'active', content: 'Owes 30 euros' });

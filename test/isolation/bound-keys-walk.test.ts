@@ -218,6 +218,7 @@ const notCreated = (res: Response) => (res.status < 300 ? `answered ${res.status
 
 /** The cases of each operation, by operationId. */
 const CASES: Record<string, Case[]> = {
+  getFrontDoor: [{ label: 'GET /', send: (c) => c.w.api.http.get('/').set(c.auth) }],
   getHealth: [{ label: 'GET /healthz', send: (c) => c.w.api.http.get('/healthz').set(c.auth) }],
   getReadiness: [{ label: 'GET /readyz', send: (c) => c.w.api.http.get('/readyz').set(c.auth) }],
   getMetrics: [{ label: 'GET /metrics', send: (c) => c.w.api.http.get('/metrics').set(c.auth) }],
@@ -421,6 +422,10 @@ const CASES: Record<string, Case[]> = {
     {
       label: "GET /v1/anchors/{B's subject}/memories",
       send: (c) => c.w.api.http.get(`/v1/anchors/${c.w.anchorId}/memories`).set(c.auth),
+    },
+    {
+      label: "GET /v1/anchors/{B's subject}/memories?status=superseded",
+      send: (c) => c.w.api.http.get(`/v1/anchors/${c.w.anchorId}/memories?status=superseded`).set(c.auth),
     },
     {
       label: 'GET /v1/anchors/{id}/memories',

@@ -22,6 +22,7 @@ from ._types import (
     CorrectedMemory,
     CreatedApiKey,
     CurrentKey,
+    FrontDoor,
     Health,
     IngestResponse,
     KeyList,
@@ -50,6 +51,10 @@ class AsyncClient(AsyncBase):
     """
 
     # Operations: the public ones.
+
+    async def get_front_door(self) -> FrontDoor:
+        """``GET /``: where the console, the API reference and the OpenAPI document are."""
+        return await self._call("GET", "/")
 
     async def get_health(self) -> Health:
         """``GET /healthz``: the process runs."""
@@ -239,10 +244,16 @@ class AsyncClient(AsyncBase):
         return await self._call("DELETE", path("/v1/anchors/{}", anchor_id), params={"purge": purge})
 
     async def get_anchor_profile(
-        self, anchor_id: str, *, limit: Optional[int] = None, cursor: Optional[str] = None
+        self,
+        anchor_id: str,
+        *,
+        status: Optional[Literal["active", "superseded"]] = None,
+        limit: Optional[int] = None,
+        cursor: Optional[str] = None,
     ) -> AnchorProfile:
-        """``GET /v1/anchors/{id}/memories``: the durable profile, highest confidence first."""
-        params = {"limit": limit, "cursor": cursor}
+        """``GET /v1/anchors/{id}/memories``: the durable profile, highest confidence first;
+        with ``status="superseded"``, the memories it replaced, latest first."""
+        params = {"status": status, "limit": limit, "cursor": cursor}
         return await self._call("GET", path("/v1/anchors/{}/memories", anchor_id), params=params)
 
     async def list_anchor_sessions(

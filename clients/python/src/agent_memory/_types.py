@@ -36,6 +36,16 @@ class Health(TypedDict):
     status: Literal["ok"]
 
 
+class FrontDoor(TypedDict):
+    name: Literal["agent-memory"]
+    version: str
+    console: str
+    docs: str
+    openapi: str
+    mcp: str
+    health: str
+
+
 class ReadReplicas(TypedDict):
     configured: int
     answering: int
