@@ -1,4 +1,4 @@
-import { tool, type LanguageModelMiddleware } from 'ai';
+import { tool, type LanguageModelMiddleware, type Tool } from 'ai';
 import { z } from 'zod';
 import {
   DEFAULT_RECALL_LIMIT,
@@ -19,10 +19,19 @@ import {
 export type { MemoryScope } from '../memory-door.js';
 
 /**
+ * Named, so that the declarations shipped name only `ai`'s own types, not its dependencies'; a type
+ * rather than an interface, so that it is a ToolSet.
+ */
+export type AgentMemoryTools = {
+  remember: Tool<{ content: string }, ReturnType<typeof storedForModel>>;
+  recall: Tool<{ query: string; limit?: number | undefined }, ReturnType<typeof recalledForModel>>;
+};
+
+/**
  * The two tools, bound to one agent (and subject, and session) chosen by the application: the model
  * chooses what to remember and what to ask, never whose memory it reads.
  */
-export function agentMemoryTools(scope: MemoryScope) {
+export function agentMemoryTools(scope: MemoryScope): AgentMemoryTools {
   return {
     remember: tool({
       description:
