@@ -41,11 +41,7 @@ export async function recall(scope: MemoryScope, query: string, limit = DEFAULT_
   return results;
 }
 
-export async function remember(
-  scope: MemoryScope,
-  content: string,
-  metadata?: Record<string, unknown>,
-): Promise<StoredMemory> {
+export async function remember(scope: MemoryScope, content: string): Promise<StoredMemory> {
   return ok(
     scope.client.POST('/v1/memories', {
       body: {
@@ -53,7 +49,6 @@ export async function remember(
         content,
         ...(scope.subject === undefined ? {} : { anchor_external_id: scope.subject }),
         ...(scope.sessionId === undefined ? {} : { session_id: scope.sessionId }),
-        ...(metadata === undefined ? {} : { metadata }),
       },
     }),
   );

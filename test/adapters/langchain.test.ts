@@ -7,7 +7,7 @@ import { MessagesAnnotation, StateGraph, type LangGraphRunnableConfig } from '@l
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentMemoryRetriever } from '../../src/adapters/langchain/index.js';
 import { AgentMemoryStore, UnsupportedStoreOperation } from '../../src/adapters/langgraph/index.js';
-import { ok } from '../../src/client/index.js';
+import { createAgentMemoryClient, ok } from '../../src/client/index.js';
 import { engine } from '../helpers/harness.js';
 import { serveForAdapters, type Served } from './served.js';
 
@@ -152,6 +152,33 @@ describe(`agent-memory/langchain and agent-memory/langgraph against a live serve
     expect(await store.listNamespaces({ suffix: ['cust-10'] })).toEqual([['subjects', 'cust-10']]);
     expect(await store.listNamespaces({ maxDepth: 1 })).toEqual([['subjects']]);
     expect(await store.listNamespaces({ limit: 1, offset: 1 })).toEqual([['subjects', 'cust-10']]);
+  });
+
+  it('puts the old value back when replacing a value of the same text fails half-way', async () => {
+    const apiKey = await served.tenantKey();
+    // The store that follows the delete fails as a network would; every other request goes through.
+    let failNextStore = false;
+    const flaky = createAgentMemoryClient({
+      baseUrl: served.baseUrl,
+      apiKey,
+      fetch: async (request: Request) => {
+        if (request.method === 'DELETE') failNextStore = true;
+        else if (failNextStore && request.method === 'POST') {
+          failNextStore = false;
+          throw new TypeError('fetch failed');
+        }
+        return fetch(request);
+      },
+    });
+    const store = new AgentMemoryStore({ client: flaky, agentId: 'support-bot' });
+    await store.put(['subjects', 'cust-3'], 'city', { content: 'Lives in Lisbon', source: 'chat' });
+    await expect(
+      store.put(['subjects', 'cust-3'], 'city', { content: 'Lives in Lisbon', source: 'crm' }),
+    ).rejects.toThrow('fetch failed');
+    expect((await store.get(['subjects', 'cust-3'], 'city'))!.value).toEqual({
+      content: 'Lives in Lisbon',
+      source: 'chat',
+    });
   });
 
   it("maps ['agents', id] to private memories, and refuses what cannot map with a clear error", async () => {

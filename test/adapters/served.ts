@@ -11,7 +11,9 @@ import { SETUP_TOKEN, testCore } from '../helpers/harness.js';
  */
 export interface Served {
   baseUrl: string;
-  /** A client for a fresh tenant, with its setup key (read, write, admin). */
+  /** The setup key (read, write, admin) of a fresh tenant. */
+  tenantKey(): Promise<string>;
+  /** A client for a fresh tenant, with its setup key. */
   tenantClient(): Promise<AgentMemoryClient>;
   close(): Promise<void>;
 }
@@ -21,17 +23,19 @@ export async function serveForAdapters(): Promise<Served> {
   const server: Server = createHttpServer(createApp(core), core.config.httpLimits).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const tenantKey = async () => {
+    const setup = await ok(
+      createAgentMemoryClient({ baseUrl }).POST('/v1/setup', {
+        headers: { 'X-Setup-Token': SETUP_TOKEN },
+        body: { org_name: `adapters-${Date.now()}-${Math.random()}` },
+      }),
+    );
+    return setup.api_key;
+  };
   return {
     baseUrl,
-    tenantClient: async () => {
-      const setup = await ok(
-        createAgentMemoryClient({ baseUrl }).POST('/v1/setup', {
-          headers: { 'X-Setup-Token': SETUP_TOKEN },
-          body: { org_name: `adapters-${Date.now()}-${Math.random()}` },
-        }),
-      );
-      return createAgentMemoryClient({ baseUrl, apiKey: setup.api_key });
-    },
+    tenantKey,
+    tenantClient: async () => createAgentMemoryClient({ baseUrl, apiKey: await tenantKey() }),
     close: async () => {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));

@@ -101,8 +101,19 @@ export class AgentMemoryStore extends BaseStore {
     if (!existing || existing.content === content) {
       // The same text again is a reinforcement of the same memory; a changed value of the same text
       // replaces its metadata, which only a new memory can carry.
-      if (existing && !sameJson(existing.metadata['value'], op.value)) await this.#delete(existing.id);
-      await this.#store({ agent_id: this.#agentId, content, metadata, anchor_external_id: place.subject }, op);
+      const body = { agent_id: this.#agentId, content, metadata, anchor_external_id: place.subject };
+      if (!existing || sameJson(existing.metadata['value'], op.value)) return this.#store(body, op);
+      // Not atomic: the service merges a store of the same text into the memory holding it, so the
+      // old memory goes first. Should the store fail, the old value is put back before the error is thrown.
+      await this.#delete(existing.id);
+      try {
+        await this.#store(body, op);
+      } catch (error) {
+        await ok(this.#client.POST('/v1/memories', { body: { ...body, metadata: existing.metadata } })).catch(
+          () => undefined,
+        );
+        throw error;
+      }
       return;
     }
     // A changed text is a correction: the old memory is kept, superseded by the new one.
@@ -148,8 +159,11 @@ export class AgentMemoryStore extends BaseStore {
         `search without a query in ${show(namespace)}: the API lists no agent's private memories; give a query`,
       );
     }
-    const profile = (await this.#profile(place.subject)).filter((m) => matches(valueOf(m)));
-    return profile.slice(offset, offset + limit).map((m) => itemOf(namespace, m));
+    const wanted = (found: Memory[]) => found.filter((m) => matches(valueOf(m)));
+    const profile = await this.#profile(place.subject, (found) => wanted(found).length >= offset + limit);
+    return wanted(profile)
+      .slice(offset, offset + limit)
+      .map((m) => itemOf(namespace, m));
   }
 
   async #recall(place: Place, query: string, limit: number): Promise<RecallResult[]> {
@@ -183,18 +197,25 @@ export class AgentMemoryStore extends BaseStore {
       const page = await ok(
         this.#client.GET('/v1/anchors', { params: { query: { limit: PAGE, ...(cursor ? { cursor } : {}) } } }),
       );
-      for (const anchor of page.anchors) namespaces.push(['subjects', anchor.anchor_external_id]);
+      for (const anchor of page.anchors) {
+        const namespace = ['subjects', anchor.anchor_external_id];
+        if ((op.matchConditions ?? []).every((c) => matchesCondition(namespace, c))) namespaces.push(namespace);
+      }
       cursor = page.next_cursor ?? undefined;
-    } while (cursor);
-    const matching = namespaces.filter((ns) => (op.matchConditions ?? []).every((c) => matchesCondition(ns, c)));
+      // Cut to a depth, namespaces merge: only then is every subject needed to count them.
+    } while (cursor && (op.maxDepth !== undefined || namespaces.length < op.offset + op.limit));
+    const matching = namespaces;
     const depthCut =
       op.maxDepth === undefined ? matching : [...new Map(matching.map((ns) => [ns.slice(0, op.maxDepth), 0])).keys()];
     const unique = [...new Map(depthCut.map((ns) => [JSON.stringify(ns), ns])).values()];
     return unique.slice(op.offset, op.offset + op.limit);
   }
 
-  /** The subject's active memories, most confident first; none for a subject not known yet. */
-  async #profile(subject: string): Promise<Memory[]> {
+  /**
+   * The subject's active memories, most confident first, page by page, until `enough` says so or
+   * the profile ends; none for a subject not known yet.
+   */
+  async #profile(subject: string, enough: (found: Memory[]) => boolean = () => false): Promise<Memory[]> {
     const { anchors } = await ok(
       this.#client.GET('/v1/anchors', { params: { query: { anchor_external_id: subject } } }),
     );
@@ -210,16 +231,14 @@ export class AgentMemoryStore extends BaseStore {
       );
       memories.push(...page.memories);
       cursor = page.next_cursor ?? undefined;
-    } while (cursor);
+    } while (cursor && !enough(memories));
     return memories;
   }
 
   /** The memory of the subject that holds `key`; a memory stored through another door answers to its id. */
   async #findByKey(subject: string, key: string): Promise<Memory | undefined> {
-    const profile = await this.#profile(subject);
-    return (
-      profile.find((m) => m.metadata['key'] === key) ?? profile.find((m) => m.id === key && !('key' in m.metadata))
-    );
+    const holds = (m: Memory) => m.metadata['key'] === key || (m.id === key && !('key' in m.metadata));
+    return (await this.#profile(subject, (found) => found.some(holds))).find(holds);
   }
 
   async #delete(id: string): Promise<void> {
