@@ -41,4 +41,10 @@ describe('layers', () => {
   ])('src/%s imports nothing from src/%s', (door, other) => {
     expect(importsUnder(door).filter(({ imported }) => imported.startsWith(`${other}/`))).toEqual([]);
   });
+
+  // The framework adapters are a door of their own, over the typed client: what a user's process
+  // imports from the package without the server, its database or its domain.
+  it('src/adapters imports only the typed client and itself', () => {
+    expect(importsUnder('adapters').filter(({ imported }) => !/^(client|adapters)\//u.test(imported))).toEqual([]);
+  });
 });
