@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { sql, type Selectable, type SqlBool } from 'kysely';
 import type { z } from 'zod';
 import type { Binding, Config } from '../config.js';
 import type { Db } from '../db/connect.js';
@@ -20,18 +20,7 @@ export type Memory = z.output<typeof MemoryObject>;
 /** What MEMORY_COLUMNS selects. */
 export type MemoryRow = Omit<
   Selectable<MemoriesTable>,
-  | 'tenant_id'
-  | 'content_key'
-  | 'concepts'
-  | 'embedding'
-  | 'window_embedding'
-  | 'embedder'
-  | 'search'
-  | 'seq'
-  | 'occurred_at'
-  | 'superseded_at'
-  | 'expires_at'
-  | 'pinned'
+  'tenant_id' | 'content_key' | 'concepts' | 'embedding' | 'window_embedding' | 'embedder' | 'search' | 'seq'
 > & {
   anchor_external_id: string | null;
 };
@@ -53,6 +42,10 @@ const MEMORY_OWN_COLUMNS = [
   'created_at',
   'updated_at',
   'last_reinforced_at',
+  'occurred_at',
+  'superseded_at',
+  'expires_at',
+  'pinned',
 ] as const;
 
 /** The names of a list of columns qualified by `m.`, as a tuple type Kysely can check. */
@@ -64,6 +57,12 @@ export const MEMORY_ROW_COLUMNS = MEMORY_OWN_COLUMNS.map((c) => `m.${c}`) as unk
 /** What a Memory is made from: its own columns and its anchor's external id (memoriesWithAnchor). */
 export const MEMORY_COLUMNS = [...MEMORY_ROW_COLUMNS, 'e.external_id as anchor_external_id'] as const;
 
+/**
+ * Not expired at `now`, as SQL on memories `m`: an expired memory leaves the lists at once, before
+ * the sweeper deletes it; a pinned one never expires.
+ */
+export const unexpired = (now: Date) => sql<SqlBool>`(m.expires_at IS NULL OR m.expires_at > ${now} OR m.pinned)`;
+
 /** memories m joined to their anchor e, for the external id every Memory carries. */
 export function memoriesWithAnchor(db: Db) {
   return db
@@ -72,6 +71,9 @@ export function memoriesWithAnchor(db: Db) {
 }
 
 export function toMemory(row: MemoryRow, now: Date): Memory {
+  const confidence = row.pinned
+    ? row.confidence
+    : effectiveConfidence(row.confidence, row.decay_rate, row.last_reinforced_at, now);
   return {
     id: row.id,
     agent_id: row.agent_id,
@@ -82,13 +84,17 @@ export function toMemory(row: MemoryRow, now: Date): Memory {
     session_id: row.session_id,
     status: row.status,
     confidence: row.confidence,
-    effective_confidence: effectiveConfidence(row.confidence, row.decay_rate, row.last_reinforced_at, now),
+    effective_confidence: confidence,
     reinforcement_count: row.reinforcement_count,
     superseded_by: row.superseded_by,
+    superseded_at: row.superseded_at?.toISOString() ?? null,
     metadata: row.metadata,
+    occurred_at: row.occurred_at.toISOString(),
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
     last_reinforced_at: row.last_reinforced_at.toISOString(),
+    expires_at: row.expires_at?.toISOString() ?? null,
+    pinned: row.pinned,
   };
 }
 
@@ -104,8 +110,12 @@ export async function findMemoryRow(db: Db, tenantId: string, id: string): Promi
 /** A memory the actor may see: another agent's private memory is answered as a missing one. */
 export async function getMemory(core: Core, actor: Actor, id: string): Promise<Memory> {
   const row = await findMemoryRow(core.db, actor.tenantId, id);
-  if (!row || !canSeeMemory(actor, row)) throw notFound('memory');
-  return toMemory(row, core.clock());
+  const now = core.clock();
+  // Expired is gone, as in the lists, though the sweeper has not deleted it yet.
+  if (!row || !canSeeMemory(actor, row) || (!row.pinned && row.expires_at !== null && row.expires_at <= now)) {
+    throw notFound('memory');
+  }
+  return toMemory(row, now);
 }
 
 /**
@@ -135,6 +145,11 @@ export interface NewMemory {
   /** The text embedded with the memory before it in its session (migration 0008); none outside one. */
   windowEmbedding?: Float32Array | undefined;
   now: Date;
+  /** When what it says happened or was said; `now` when not known. */
+  occurredAt?: Date | undefined;
+  /** When it leaves recall and the lists (the sweeper deletes it later); null or left out for never. */
+  expiresAt?: Date | null | undefined;
+  pinned?: boolean | undefined;
 }
 
 /**
@@ -168,7 +183,9 @@ export async function insertMemory(
       created_at: m.now,
       updated_at: m.now,
       last_reinforced_at: m.now,
-      occurred_at: m.now,
+      occurred_at: m.occurredAt ?? m.now,
+      expires_at: m.expiresAt ?? null,
+      pinned: m.pinned ?? false,
     })
     .returning(MEMORY_OWN_COLUMNS)
     .executeTakeFirstOrThrow();
@@ -217,6 +234,7 @@ export async function anchorProfile(
     .where('m.anchor_id', '=', anchorId)
     .where('m.binding', '=', 'anchored')
     .where('m.status', '=', 'active')
+    .where(unexpired(now))
     .orderBy(effectiveConfidenceSql(now), 'desc')
     .orderBy('m.id')
     .offset(offset)
