@@ -8,7 +8,7 @@ import { conceptsOf } from '../text/concepts.js';
 import { AppError, notFound } from '../errors.js';
 import type { MemoryObject } from '../schemas/objects.js';
 import { canSeeMemory } from './agent-binding.js';
-import { memoryHistory, recordEvent, type AuditEvent } from './audit.js';
+import { memoryHistory, recordEvent, type AuditAction, type AuditEvent } from './audit.js';
 import type { Actor, Core } from './core.js';
 import { effectiveConfidence, effectiveConfidenceSql } from './decay.js';
 import { lockMemory } from './memory-lock.js';
@@ -62,6 +62,25 @@ export const MEMORY_COLUMNS = [...MEMORY_ROW_COLUMNS, 'e.external_id as anchor_e
  * the sweeper deletes it; a pinned one never expires.
  */
 export const unexpired = (now: Date) => sql<SqlBool>`(m.expires_at IS NULL OR m.expires_at > ${now} OR m.pinned)`;
+
+/** The audit actions that change what a list shows of a memory: changed_since reads them. */
+export const CHANGE_ACTIONS = [
+  'created',
+  'reinforced',
+  'promoted',
+  'superseded',
+  'merged',
+  'corrected',
+  'updated',
+] as const satisfies readonly AuditAction[];
+
+/**
+ * The memory `m` was created, reinforced, superseded, corrected or pinned or given an expiry at or
+ * after `since`, by its audit trail: what a client that listed before `since` has not seen.
+ */
+export const changedSince = (since: Date) =>
+  sql<SqlBool>`EXISTS (SELECT 1 FROM audit_events a WHERE a.tenant_id = m.tenant_id AND a.memory_id = m.id
+    AND a.at >= ${since} AND a.action = ANY(${[...CHANGE_ACTIONS]}::text[]))`;
 
 /** memories m joined to their anchor e, for the external id every Memory carries. */
 export function memoriesWithAnchor(db: Db) {
@@ -219,21 +238,25 @@ export async function deleteMemory(core: Core, actor: Actor, id: string): Promis
   });
 }
 
-/** The durable profile: active anchored memories, highest effective confidence first. */
+/**
+ * The durable profile: active anchored memories, highest effective confidence first. With
+ * `changedSince`, only those changed since then (changedSince), superseded ones included, marked.
+ */
 export async function anchorProfile(
   core: Core,
   tenantId: string,
   anchorId: string,
-  options: { limit: number; cursor?: string | undefined },
+  options: { limit: number; cursor?: string | undefined; changedSince?: Date | undefined },
 ): Promise<{ memories: Memory[]; more: boolean; nextCursor: string | null }> {
   const offset = decodeOffsetCursor(options.cursor);
   const now = core.clock();
+  const since = options.changedSince;
   const rows = await memoriesWithAnchor(core.db)
     .select(MEMORY_COLUMNS)
     .where('m.tenant_id', '=', tenantId)
     .where('m.anchor_id', '=', anchorId)
     .where('m.binding', '=', 'anchored')
-    .where('m.status', '=', 'active')
+    .where(since ? changedSince(since) : sql<SqlBool>`m.status = 'active'`)
     .where(unexpired(now))
     .orderBy(effectiveConfidenceSql(now), 'desc')
     .orderBy('m.id')

@@ -1,7 +1,7 @@
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import type { Db } from '../db/connect.js';
 import type { Core } from './core.js';
-import { MEMORY_COLUMNS, memoriesWithAnchor, toMemory, unexpired, type Memory } from './memories.js';
+import { changedSince, MEMORY_COLUMNS, memoriesWithAnchor, toMemory, unexpired, type Memory } from './memories.js';
 import { getSession, type Session } from './sessions.js';
 
 /**
@@ -56,13 +56,14 @@ export function sessionMemoryGone(now: Date): RawBuilder<SqlBool> {
 
 /**
  * A session with the memories stored in it, oldest first: its short-term (`session`) memories and
- * the anchored ones that name it as provenance. Private memories never carry a session.
+ * the anchored ones that name it as provenance. Private memories never carry a session. With
+ * `changedSince`, only those changed since then (changedSince).
  */
 export async function sessionWithMemories(
   core: Core,
   tenantId: string,
   sessionId: string,
-  options: { limit: number; offset?: number },
+  options: { limit: number; offset?: number; changedSince?: Date | undefined },
 ): Promise<{ session: Session; memories: Memory[]; more: boolean }> {
   const session = await getSession(core.db, tenantId, sessionId);
   const now = core.clock();
@@ -71,6 +72,7 @@ export async function sessionWithMemories(
     .where('m.tenant_id', '=', tenantId)
     .where('m.session_id', '=', session.id)
     .where(unexpired(now))
+    .$if(options.changedSince !== undefined, (q) => q.where(changedSince(options.changedSince ?? now)))
     .orderBy('m.created_at')
     .orderBy('m.id')
     .offset(options.offset ?? 0)

@@ -156,6 +156,15 @@ export const PurgeQuery = z.strictObject({
 
 export const PageQuery = z.strictObject({ limit: limit(50, 200), cursor: cursor.optional() });
 
+/** A list of memories: a page, optionally of what changed since a time only. */
+export const MemoryPageQuery = PageQuery.extend({
+  changed_since: dateTime()
+    .optional()
+    .describe(
+      'Only memories created, reinforced, superseded, corrected, pinned or given an expiry at or after this time (by the audit trail); superseded ones included, marked. Deleted, expired and purged ones are gone: their content-free events are in /v1/audit',
+    ),
+});
+
 export const CreateSessionBody = z.strictObject({
   agent_id: agentId,
   anchor_external_id: anchorExternalId.optional(),

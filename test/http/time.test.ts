@@ -4,6 +4,7 @@ import { sweepExpired } from '../../src/domain/sweeper.js';
 import { DAY_MS } from '../../src/domain/time.js';
 import { MemoryObject, StoredMemoryObject } from '../../src/schemas/objects.js';
 import { engine, manualClock, newTenant, testApi, type Tenant, type TestApi } from '../helpers/harness.js';
+import { call, identityWithScopes, inProcessClient, ok, text } from '../mcp/helpers.js';
 import { expectProblem } from './problem.js';
 
 type Stored = ReturnType<typeof StoredMemoryObject.parse>;
@@ -265,5 +266,88 @@ describe(`event time on ${engine}`, () => {
     // Stored today but said months ago: no recency boost left; said today: the full boost.
     expect(recency(memories[0]?.id ?? '')).toBeLessThan(1.001);
     expect(recency(fresh.id)).toBeCloseTo(1.1, 6);
+  });
+});
+
+describe(`changed_since on the lists on ${engine}`, () => {
+  it('lists what was created, reinforced, superseded or corrected since a time, superseded ones marked', async () => {
+    const clock = manualClock(DAY0);
+    const api = await testApi({ clock });
+    const t = await newTenant(api);
+    const paris = await store(api, t, { content: 'Lives in Paris', anchor_external_id: 'c6' });
+    const tea = await store(api, t, { content: 'Likes green tea', anchor_external_id: 'c6' });
+    const jazz = await store(api, t, { content: 'Listens to jazz', anchor_external_id: 'c6' });
+    clock.set(new Date(day(2)));
+    const berlin = await store(api, t, { content: 'Lives in Berlin', anchor_external_id: 'c6' });
+    await store(api, t, { content: 'Likes green tea', anchor_external_id: 'c6' });
+    const list = async (since: string) => {
+      const res = await api.http
+        .get(`/v1/anchors/${paris.anchor_id}/memories`)
+        .set(t.auth)
+        .query({ changed_since: since });
+      expect(res.status).toBe(200);
+      return res.body.memories as { id: string; status: string; superseded_by: string | null }[];
+    };
+    const changed = await list(day(1));
+    expect(ids(changed)).toEqual([paris.id, tea.id, berlin.id].sort());
+    expect(changed.find((m) => m.id === paris.id)).toMatchObject({ status: 'superseded', superseded_by: berlin.id });
+    expect(ids(await list(day(0)))).toEqual([paris.id, tea.id, jazz.id, berlin.id].sort());
+    expect(await list(day(3))).toEqual([]);
+
+    const session = await api.http.post('/v1/sessions').set(t.auth).send({ agent_id: 'a1' });
+    const note = await store(api, t, { content: 'Called about the invoice', session_id: session.body.id });
+    const res = await api.http
+      .get(`/v1/sessions/${session.body.id}/memories`)
+      .set(t.auth)
+      .query({ changed_since: day(3) });
+    expect(ids(res.body.memories)).toEqual([]);
+    const all = await api.http
+      .get(`/v1/sessions/${session.body.id}/memories`)
+      .set(t.auth)
+      .query({ changed_since: day(2) });
+    expect(ids(all.body.memories)).toEqual([note.id]);
+    const bad = await api.http.get(`/v1/anchors/${paris.anchor_id}/memories`).set(t.auth).query({ changed_since: 'x' });
+    expectProblem(bad, 400, 'invalid_request');
+  });
+});
+
+describe(`time, expiry and pins through MCP on ${engine}`, () => {
+  it('remember takes ttl_seconds and pinned, recall takes as_of and include_superseded', async () => {
+    const clock = manualClock(DAY0);
+    const api = await testApi({ clock });
+    const t = await newTenant(api);
+    const identity = await identityWithScopes(api, t, ['read', 'write'], 'a1');
+    const { client, close } = await inProcessClient(api.core, identity);
+    try {
+      const brief = await ok(client, 'remember', { content: 'Is on a call right now', subject: 'c7', ttl_seconds: 1 });
+      const paris = await ok(client, 'remember', { content: 'Lives in Paris', subject: 'c7', pinned: true });
+      expect(paris).toMatchObject({ pinned: true, effective_confidence: 0.7 });
+      clock.set(new Date(day(2)));
+      const contradiction = await call(client, 'remember', { content: 'Lives in Berlin', subject: 'c7' });
+      expect(text(contradiction)).toMatch(/contradicts pinned memory/);
+      expect(contradiction.structuredContent).toMatchObject({ contradicts: [paris.id] });
+
+      const now = await ok(client, 'recall', {
+        query: 'where does the customer live or what is she doing',
+        subject: 'c7',
+      });
+      const found = (now.results as { id: string }[]).map((r) => r.id);
+      expect(found).toContain(paris.id);
+      expect(found).not.toContain(brief.id);
+      const then = await ok(client, 'recall', { query: 'where does the customer live', subject: 'c7', as_of: day(1) });
+      expect((then.results as { id: string }[]).map((r) => r.id)).not.toContain(contradiction.structuredContent?.id);
+
+      const corrected = await ok(client, 'correct', { memory_id: paris.id, content: 'Lives in Lyon' });
+      const superseded = await call(client, 'recall', {
+        query: 'where does the customer live',
+        subject: 'c7',
+        include_superseded: true,
+      });
+      expect(text(superseded)).toMatch(new RegExp(`superseded ${day(2)} by ${corrected.id as string}`));
+      const future = await call(client, 'recall', { query: 'x', as_of: day(9) });
+      expect(future.isError).toBe(true);
+    } finally {
+      await close();
+    }
   });
 });

@@ -4,7 +4,14 @@ import { anchorProfile } from '../../domain/memories.js';
 import { purgeAnchor } from '../../domain/purge.js';
 import { listAnchorSessions } from '../../domain/sessions.js';
 import { AppError } from '../../errors.js';
-import { CreateAnchorBody, IdParams, ListAnchorsQuery, PageQuery, PurgeQuery } from '../../schemas/inputs.js';
+import {
+  CreateAnchorBody,
+  IdParams,
+  ListAnchorsQuery,
+  MemoryPageQuery,
+  PageQuery,
+  PurgeQuery,
+} from '../../schemas/inputs.js';
 import { AnchorObject, listOf, MemoryObject, ProblemObject, SessionObject } from '../../schemas/objects.js';
 import { route } from '../route.js';
 
@@ -70,11 +77,12 @@ export const anchorRoutes = [
     method: 'get',
     path: '/v1/anchors/{id}/memories',
     operationId: 'getAnchorProfile',
-    summary: "The subject's durable profile: active anchored memories, highest effective confidence first",
+    summary:
+      "The subject's durable profile: active anchored memories, highest effective confidence first; with changed_since, what changed since",
     tag: 'anchors',
     access: 'read',
     params: IdParams,
-    query: PageQuery,
+    query: MemoryPageQuery,
     responses: {
       200: {
         description: 'A page of the profile',
@@ -84,7 +92,11 @@ export const anchorRoutes = [
     },
     handle: async ({ core, actor, params, query }) => {
       const anchor = await getAnchor(core.db, actor.tenantId, params.id);
-      const page = await anchorProfile(core, actor.tenantId, anchor.id, { limit: query.limit, cursor: query.cursor });
+      const page = await anchorProfile(core, actor.tenantId, anchor.id, {
+        limit: query.limit,
+        cursor: query.cursor,
+        changedSince: query.changed_since === undefined ? undefined : new Date(query.changed_since),
+      });
       return {
         status: 200,
         body: {
