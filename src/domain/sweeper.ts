@@ -116,7 +116,7 @@ async function sweepMemory(core: Core, tenantId: string, due: DueMemory): Promis
     }>`SELECT pg_try_advisory_xact_lock(${sql.raw(String(SWEEP_LOCK_KEY))}) AS locked`.execute(trx);
     if (lock.rows[0]?.locked !== true) return null;
     const now = core.clock();
-    const row = await lockMemory(trx, tenantId, { ...due, anchor_external_id: null } as MemoryRow);
+    const row = await lockMemory(trx, tenantId, due);
     if (!row || !isExpired(row, now)) return 0;
     await trx.deleteFrom('memories').where('tenant_id', '=', tenantId).where('id', '=', row.id).execute();
     await recordEvent(trx, { tenantId, keyId: null, scopes: new Set() }, now, {
