@@ -11,6 +11,7 @@ const ACTIONS = [
   'promoted',
   'merged',
   'deleted',
+  'updated',
   'expired',
   'session_ended',
   'canon_written',

@@ -65,6 +65,51 @@ export function Changes({ changes }) {
   </span>`;
 }
 
+/** Pinned and expiry, as one line: what keeps a memory and what ends it. */
+export function Life({ memory }) {
+  return html`<span class="life">
+    ${memory.pinned ? html`<strong>pinned</strong> (no decay, no expiry)` : 'not pinned'}${memory.expires_at ? html`, expires <${Time} at=${memory.expires_at} />` : memory.pinned ? '' : ', never expires'}
+  </span>`;
+}
+
+/** A datetime-local value (the browser's time zone) for a moment, and back. */
+const toLocalInput = (iso) => {
+  const d = new Date(iso);
+  return new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+};
+
+/** Pin or unpin a memory and set or clear its expiry, in place (PATCH without content). */
+export function LifeControls({ memory, onChanged }) {
+  const [expiry, setExpiry] = useState(memory.expires_at ? toLocalInput(memory.expires_at) : '');
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const fieldId = `expiry-${memory.id}`;
+  const change = async (body) => {
+    setBusy(true);
+    setError(null);
+    try {
+      onChanged(await api('PATCH', `/memories/${memory.id}`, { body }));
+    } catch (e) {
+      setError(e);
+    }
+    setBusy(false);
+  };
+  const setIt = (event) => {
+    event.preventDefault();
+    if (expiry) change({ expires_at: new Date(expiry).toISOString() });
+  };
+  return html`<form class="life-controls" onSubmit=${setIt}>
+    <button type="button" disabled=${busy} onClick=${() => change({ pinned: !memory.pinned })}>
+      ${memory.pinned ? 'Unpin' : 'Pin'}
+    </button>
+    <label for=${fieldId}>Expires at</label>
+    <input id=${fieldId} type="datetime-local" value=${expiry} onInput=${(e) => setExpiry(e.currentTarget.value)} />
+    <button type="submit" disabled=${busy || !expiry}>Set expiry</button>
+    ${memory.expires_at && html`<button type="button" class="secondary" disabled=${busy} onClick=${() => change({ expires_at: null })}>Clear expiry</button>`}
+    <${ErrorNote} error=${error} />
+  </form>`;
+}
+
 /** Edit a memory's content: the service stores the corrected text as a new memory that supersedes it. */
 export function CorrectForm({ memory, onDone, onCancel }) {
   const [content, setContent] = useState(memory.content);
@@ -153,6 +198,10 @@ export function MemoryRow({ memory, canWrite, onCorrected, onDeleted }) {
       <div>
         <dt>From</dt>
         <dd><${Provenance} memory=${memory} /></dd>
+      </div>
+      <div>
+        <dt>Kept</dt>
+        <dd><${Life} memory=${memory} /></dd>
       </div>
     </dl>
     <div class="actions">

@@ -1,7 +1,7 @@
 import { api } from '../api.js';
 import { html, Loading, num, plural, scopesOf, Time, useLoad } from '../ui.js';
 import { useState } from '../lib.js';
-import { Confidence, CorrectForm, DeleteButton, History, Provenance } from './memory-parts.js';
+import { Confidence, CorrectForm, DeleteButton, History, Life, LifeControls, Provenance } from './memory-parts.js';
 
 /** One memory, superseded or not, with its whole trail. */
 export function MemoryPage({ id, identity }) {
@@ -55,6 +55,14 @@ export function MemoryPage({ id, identity }) {
         <dd><${Provenance} memory=${m} /></dd>
       </div>
       <div>
+        <dt>Kept</dt>
+        <dd id="memory-life"><${Life} memory=${m} /></dd>
+      </div>
+      <div>
+        <dt>Happened</dt>
+        <dd><${Time} at=${m.occurred_at} /></dd>
+      </div>
+      <div>
         <dt>Created</dt>
         <dd><${Time} at=${m.created_at} /></dd>
       </div>
@@ -77,6 +85,19 @@ export function MemoryPage({ id, identity }) {
           }}
         />
       </div>`
+    }
+    ${
+      can.has('write') &&
+      m.status === 'active' &&
+      m.binding !== 'canon' &&
+      html`<${LifeControls}
+        key=${m.updated_at}
+        memory=${m}
+        onChanged=${(changed) => {
+          setNotice(changed.pinned ? 'Pinned: it does not decay or expire.' : 'Saved.');
+          reload();
+        }}
+      />`
     }
     ${
       editing &&

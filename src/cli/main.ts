@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from '../config.js';
-import { startSweeper, sweepExpiredSessions } from '../domain/sweeper.js';
+import { startSweeper, sweepExpired } from '../domain/sweeper.js';
 import { createTenant } from '../domain/tenants.js';
 import type { Running } from '../start-core.js';
 import { knownFailure, UsageError } from './failure.js';
@@ -20,7 +20,7 @@ Usage:
                                   create an API key for a tenant (default: the local one of \`mcp\`) and print it
   agent-memory migrate [--citus]  apply database migrations and exit; with --citus, then distribute
                                   the tables over the Citus cluster of DATABASE_URL by tenant
-  agent-memory sweep              delete expired session memories once and exit
+  agent-memory sweep              delete expired memories (and expired sessions' memories) once and exit
   agent-memory reembed            re-embed stored memories with the configured EMBEDDER (servers stopped)
   agent-memory export [--out FILE] [--audit] [--tenant ID]
                                   the tenant as NDJSON (default: the local tenant, to stdout)
@@ -174,10 +174,10 @@ async function migrateOnly(config: Config, args: string[]): Promise<void> {
 async function sweepOnce(config: Config): Promise<void> {
   const running = await startCore(config);
   try {
-    const result = await sweepExpiredSessions(running.core);
+    const result = await sweepExpired(running.core);
     process.stderr.write(
       result.leader
-        ? `deleted ${result.expired} expired session memories\n`
+        ? `deleted ${result.expired} expired memories\n`
         : 'another process is sweeping right now; nothing done\n',
     );
   } finally {

@@ -17,6 +17,7 @@ export const AUDIT_ACTIONS = [
   'merged',
   'corrected',
   'deleted',
+  'updated',
   'expired',
   'session_ended',
   'canon_written',

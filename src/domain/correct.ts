@@ -5,6 +5,7 @@ import { recordEvent } from './audit.js';
 import { assertContentLimit } from './content-limit.js';
 import type { Actor, Core } from './core.js';
 import { findMemoryRow, insertMemory, toMemory, type Memory } from './memories.js';
+import { askedExpiry, isExpired, type LifeInput } from './life.js';
 import { lockMemory, partitionOfRow } from './memory-lock.js';
 import { inPartition } from './partition.js';
 import { contentKey, newId } from './text.js';
@@ -20,6 +21,8 @@ export interface CorrectInput {
   agentId?: string | undefined;
   /** Replaces the memory's metadata; the old metadata is carried over when left out. */
   metadata?: Record<string, unknown> | undefined;
+  /** The new memory's expiry and pin; the corrected memory's are carried over when left out. */
+  life?: LifeInput | undefined;
 }
 
 export interface CorrectResult {
@@ -78,7 +81,8 @@ export async function correctMemory(core: Core, actor: Actor, input: CorrectInpu
     // Read again under the locks: a store or another correction may have superseded it, or a delete
     // removed it, meanwhile; from here on nothing else changes it or its partition.
     const row = await lockMemory(trx, actor.tenantId, before);
-    if (!row || !canSeeMemory(actor, row)) throw notFound('memory');
+    if (!row || !canSeeMemory(actor, row) || isExpired(row, now)) throw notFound('memory');
+    const asked = askedExpiry(input.life ?? {}, now);
     const partition = partitionOfRow(actor.tenantId, row);
     if (row.status !== 'active') {
       throw new AppError(
@@ -115,6 +119,10 @@ export async function correctMemory(core: Core, actor: Actor, input: CorrectInpu
           metadata: input.metadata ?? row.metadata,
           embedding,
           now,
+          // What it says is corrected; when it happened, how long it is kept and its pin carry over.
+          occurredAt: row.occurred_at,
+          expiresAt: asked === undefined ? row.expires_at : asked,
+          pinned: input.life?.pinned ?? row.pinned,
         },
         { decayPerDay: config.decayPerDay, embedderId },
       );

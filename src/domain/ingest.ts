@@ -319,6 +319,8 @@ async function ingestPart(
                 ...(source?.id !== undefined ? { message_id: source.id } : {}),
               },
             },
+            // When it was said: the message's time, when the caller gave one.
+            occurredAt: source?.createdAt === undefined ? undefined : new Date(source.createdAt),
             embedding: vectors[i],
             placed,
             prejudged: batch ? prejudgedFor(batch, i, partIds) : verdicts?.[k],

@@ -1,4 +1,4 @@
-import { sql, type Selectable } from 'kysely';
+import { sql, type Selectable, type SqlBool } from 'kysely';
 import type { z } from 'zod';
 import type { Binding, Config } from '../config.js';
 import type { Db } from '../db/connect.js';
@@ -8,7 +8,7 @@ import { conceptsOf } from '../text/concepts.js';
 import { AppError, notFound } from '../errors.js';
 import type { MemoryObject } from '../schemas/objects.js';
 import { canSeeMemory } from './agent-binding.js';
-import { memoryHistory, recordEvent, type AuditEvent } from './audit.js';
+import { memoryHistory, recordEvent, type AuditAction, type AuditEvent } from './audit.js';
 import type { Actor, Core } from './core.js';
 import { effectiveConfidence, effectiveConfidenceSql } from './decay.js';
 import { lockMemory } from './memory-lock.js';
@@ -20,18 +20,7 @@ export type Memory = z.output<typeof MemoryObject>;
 /** What MEMORY_COLUMNS selects. */
 export type MemoryRow = Omit<
   Selectable<MemoriesTable>,
-  | 'tenant_id'
-  | 'content_key'
-  | 'concepts'
-  | 'embedding'
-  | 'window_embedding'
-  | 'embedder'
-  | 'search'
-  | 'seq'
-  | 'occurred_at'
-  | 'superseded_at'
-  | 'expires_at'
-  | 'pinned'
+  'tenant_id' | 'content_key' | 'concepts' | 'embedding' | 'window_embedding' | 'embedder' | 'search' | 'seq'
 > & {
   anchor_external_id: string | null;
 };
@@ -53,6 +42,10 @@ const MEMORY_OWN_COLUMNS = [
   'created_at',
   'updated_at',
   'last_reinforced_at',
+  'occurred_at',
+  'superseded_at',
+  'expires_at',
+  'pinned',
 ] as const;
 
 /** The names of a list of columns qualified by `m.`, as a tuple type Kysely can check. */
@@ -64,6 +57,31 @@ export const MEMORY_ROW_COLUMNS = MEMORY_OWN_COLUMNS.map((c) => `m.${c}`) as unk
 /** What a Memory is made from: its own columns and its anchor's external id (memoriesWithAnchor). */
 export const MEMORY_COLUMNS = [...MEMORY_ROW_COLUMNS, 'e.external_id as anchor_external_id'] as const;
 
+/**
+ * Not expired at `now`, as SQL on memories `m`: an expired memory leaves the lists at once, before
+ * the sweeper deletes it; a pinned one never expires.
+ */
+export const unexpired = (now: Date) => sql<SqlBool>`(m.expires_at IS NULL OR m.expires_at > ${now} OR m.pinned)`;
+
+/** The audit actions that change what a list shows of a memory: changed_since reads them. */
+export const CHANGE_ACTIONS = [
+  'created',
+  'reinforced',
+  'promoted',
+  'superseded',
+  'merged',
+  'corrected',
+  'updated',
+] as const satisfies readonly AuditAction[];
+
+/**
+ * The memory `m` was created, reinforced, superseded, corrected or pinned or given an expiry at or
+ * after `since`, by its audit trail: what a client that listed before `since` has not seen.
+ */
+export const changedSince = (since: Date) =>
+  sql<SqlBool>`EXISTS (SELECT 1 FROM audit_events a WHERE a.tenant_id = m.tenant_id AND a.memory_id = m.id
+    AND a.at >= ${since} AND a.action = ANY(${[...CHANGE_ACTIONS]}::text[]))`;
+
 /** memories m joined to their anchor e, for the external id every Memory carries. */
 export function memoriesWithAnchor(db: Db) {
   return db
@@ -72,6 +90,9 @@ export function memoriesWithAnchor(db: Db) {
 }
 
 export function toMemory(row: MemoryRow, now: Date): Memory {
+  const confidence = row.pinned
+    ? row.confidence
+    : effectiveConfidence(row.confidence, row.decay_rate, row.last_reinforced_at, now);
   return {
     id: row.id,
     agent_id: row.agent_id,
@@ -82,13 +103,17 @@ export function toMemory(row: MemoryRow, now: Date): Memory {
     session_id: row.session_id,
     status: row.status,
     confidence: row.confidence,
-    effective_confidence: effectiveConfidence(row.confidence, row.decay_rate, row.last_reinforced_at, now),
+    effective_confidence: confidence,
     reinforcement_count: row.reinforcement_count,
     superseded_by: row.superseded_by,
+    superseded_at: row.superseded_at?.toISOString() ?? null,
     metadata: row.metadata,
+    occurred_at: row.occurred_at.toISOString(),
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
     last_reinforced_at: row.last_reinforced_at.toISOString(),
+    expires_at: row.expires_at?.toISOString() ?? null,
+    pinned: row.pinned,
   };
 }
 
@@ -104,8 +129,12 @@ export async function findMemoryRow(db: Db, tenantId: string, id: string): Promi
 /** A memory the actor may see: another agent's private memory is answered as a missing one. */
 export async function getMemory(core: Core, actor: Actor, id: string): Promise<Memory> {
   const row = await findMemoryRow(core.db, actor.tenantId, id);
-  if (!row || !canSeeMemory(actor, row)) throw notFound('memory');
-  return toMemory(row, core.clock());
+  const now = core.clock();
+  // Expired is gone, as in the lists, though the sweeper has not deleted it yet.
+  if (!row || !canSeeMemory(actor, row) || (!row.pinned && row.expires_at !== null && row.expires_at <= now)) {
+    throw notFound('memory');
+  }
+  return toMemory(row, now);
 }
 
 /**
@@ -135,6 +164,11 @@ export interface NewMemory {
   /** The text embedded with the memory before it in its session (migration 0008); none outside one. */
   windowEmbedding?: Float32Array | undefined;
   now: Date;
+  /** When what it says happened or was said; `now` when not known. */
+  occurredAt?: Date | undefined;
+  /** When it leaves recall and the lists (the sweeper deletes it later); null or left out for never. */
+  expiresAt?: Date | null | undefined;
+  pinned?: boolean | undefined;
 }
 
 /**
@@ -168,7 +202,9 @@ export async function insertMemory(
       created_at: m.now,
       updated_at: m.now,
       last_reinforced_at: m.now,
-      occurred_at: m.now,
+      occurred_at: m.occurredAt ?? m.now,
+      expires_at: m.expiresAt ?? null,
+      pinned: m.pinned ?? false,
     })
     .returning(MEMORY_OWN_COLUMNS)
     .executeTakeFirstOrThrow();
@@ -202,24 +238,36 @@ export async function deleteMemory(core: Core, actor: Actor, id: string): Promis
   });
 }
 
-/** The durable profile: active anchored memories, highest effective confidence first. */
+/**
+ * The durable profile: active anchored memories, highest effective confidence first. With
+ * `changedSince`, only those changed since then (changedSince), superseded ones included, marked.
+ */
 export async function anchorProfile(
   core: Core,
   tenantId: string,
   anchorId: string,
-  options: { limit: number; cursor?: string | undefined; status?: 'active' | 'superseded' },
+  options: {
+    limit: number;
+    cursor?: string | undefined;
+    status?: 'active' | 'superseded';
+    changedSince?: Date | undefined;
+  },
 ): Promise<{ memories: Memory[]; more: boolean; nextCursor: string | null }> {
   const offset = decodeOffsetCursor(options.cursor);
   const now = core.clock();
   const status = options.status ?? 'active';
+  const since = options.changedSince;
   const rows = await memoriesWithAnchor(core.db)
     .select(MEMORY_COLUMNS)
     .where('m.tenant_id', '=', tenantId)
     .where('m.anchor_id', '=', anchorId)
     .where('m.binding', '=', 'anchored')
-    .where('m.status', '=', status)
-    // Superseded memories by when they were replaced (updated_at is set then), latest first.
-    .orderBy(status === 'active' ? effectiveConfidenceSql(now) : sql`m.updated_at`, 'desc')
+    // changed_since includes the superseded, marked; status=superseded asks for them only.
+    .$if(since === undefined || status === 'superseded', (q) => q.where('m.status', '=', status))
+    .$if(since !== undefined, (q) => q.where(changedSince(since ?? now)))
+    .where(unexpired(now))
+    // Superseded memories by when they were replaced, latest first.
+    .orderBy(status === 'active' ? effectiveConfidenceSql(now) : sql`m.superseded_at`, 'desc')
     .orderBy('m.id')
     .offset(offset)
     .limit(options.limit + 1)

@@ -4,8 +4,11 @@ import { lockAnchor } from './anchors.js';
 import { findMemoryRow, type MemoryRow } from './memories.js';
 import { lockPartition, type Partition } from './partition.js';
 
+/** What places a memory in its partition, and names it. */
+type Placed = Pick<MemoryRow, 'id' | 'binding' | 'agent_id' | 'anchor_id' | 'session_id'>;
+
 /** The partition a memory belongs to (canon belongs to none: callers refuse it first). */
-export function partitionOfRow(tenantId: string, row: MemoryRow): Partition {
+export function partitionOfRow(tenantId: string, row: Placed): Partition {
   return {
     tenantId,
     binding: row.binding as Exclude<Binding, 'canon'>,
@@ -29,7 +32,7 @@ export function partitionOfRow(tenantId: string, row: MemoryRow): Partition {
  * session memory's promotion to its subject's profile, and a session partition's locks include the
  * profile's (lockPartition).
  */
-export async function lockMemory(trx: Db, tenantId: string, seen: MemoryRow): Promise<MemoryRow | undefined> {
+export async function lockMemory(trx: Db, tenantId: string, seen: Placed): Promise<MemoryRow | undefined> {
   if (seen.anchor_id && !(await lockAnchor(trx, tenantId, seen.anchor_id))) return undefined;
   await lockPartition(trx, partitionOfRow(tenantId, seen));
   return findMemoryRow(trx, tenantId, seen.id);

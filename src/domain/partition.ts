@@ -65,9 +65,18 @@ export function anchoredOf(p: Partition): Partition {
 
 type MemoryEb = ExpressionBuilder<Database & { m: Database['memories'] }, 'm'>;
 
-/** The partition's active memories, as SQL on memories `m`; session memories of expired sessions are gone. */
+/**
+ * The partition's active memories, as SQL on memories `m`; expired memories and session memories of
+ * expired sessions are gone.
+ */
 export function inPartition(eb: MemoryEb, p: Partition, now: Date): Expression<SqlBool> {
-  const common = [eb('m.tenant_id', '=', p.tenantId), eb('m.status', '=', 'active'), eb('m.binding', '=', p.binding)];
+  const common = [
+    eb('m.tenant_id', '=', p.tenantId),
+    eb('m.status', '=', 'active'),
+    eb('m.binding', '=', p.binding),
+    // An expired memory is gone for the store path too, before the sweeper deletes it.
+    eb.or([eb('m.expires_at', 'is', null), eb('m.expires_at', '>', now), eb('m.pinned', '=', true)]),
+  ];
   switch (p.binding) {
     case 'private':
       return eb.and([...common, eb('m.agent_id', '=', p.agentId)]);

@@ -1,7 +1,7 @@
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import type { Db } from '../db/connect.js';
 import type { Core } from './core.js';
-import { MEMORY_COLUMNS, memoriesWithAnchor, toMemory, type Memory } from './memories.js';
+import { changedSince, MEMORY_COLUMNS, memoriesWithAnchor, toMemory, unexpired, type Memory } from './memories.js';
 import { getSession, type Session } from './sessions.js';
 
 /**
@@ -40,13 +40,13 @@ export async function mentionedIn(
 }
 
 /**
- * Whether the session memory `m` has outlived its sessions at `now`, as SQL on memories `m`: the
- * session it was formed in has expired, and so has every later session that stored it again (or
- * there is none). Such a memory is gone for the store path at once and deleted by the sweeper; one
+ * Whether the session memory `m` has outlived its sessions at `now`, as SQL on memories `m`: it is
+ * not pinned (a pinned memory never ends with its session), the session it was formed in has
+ * expired, and so has every later session that stored it again (or there is none). Such a memory is gone for the store path at once and deleted by the sweeper; one
  * that a live session still mentions stays, so that its reinforcements can still promote it.
  */
 export function sessionMemoryGone(now: Date): RawBuilder<SqlBool> {
-  return sql<SqlBool>`(EXISTS (SELECT 1 FROM sessions s WHERE s.tenant_id = m.tenant_id
+  return sql<SqlBool>`(NOT m.pinned AND EXISTS (SELECT 1 FROM sessions s WHERE s.tenant_id = m.tenant_id
       AND s.id = m.session_id AND s.expires_at <= ${now})
     AND NOT EXISTS (SELECT 1 FROM memory_mentions mm
       JOIN sessions s ON s.tenant_id = mm.tenant_id AND s.id = mm.session_id
@@ -56,13 +56,14 @@ export function sessionMemoryGone(now: Date): RawBuilder<SqlBool> {
 
 /**
  * A session with the memories stored in it, oldest first: its short-term (`session`) memories and
- * the anchored ones that name it as provenance. Private memories never carry a session.
+ * the anchored ones that name it as provenance. Private memories never carry a session. With
+ * `changedSince`, only those changed since then (changedSince).
  */
 export async function sessionWithMemories(
   core: Core,
   tenantId: string,
   sessionId: string,
-  options: { limit: number; offset?: number },
+  options: { limit: number; offset?: number; changedSince?: Date | undefined },
 ): Promise<{ session: Session; memories: Memory[]; more: boolean }> {
   const session = await getSession(core.db, tenantId, sessionId);
   const now = core.clock();
@@ -70,6 +71,8 @@ export async function sessionWithMemories(
     .select(MEMORY_COLUMNS)
     .where('m.tenant_id', '=', tenantId)
     .where('m.session_id', '=', session.id)
+    .where(unexpired(now))
+    .$if(options.changedSince !== undefined, (q) => q.where(changedSince(options.changedSince ?? now)))
     .orderBy('m.created_at')
     .orderBy('m.id')
     .offset(options.offset ?? 0)

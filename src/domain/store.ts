@@ -11,6 +11,7 @@ import { actAs } from './agent-binding.js';
 import { assertContentLimit } from './content-limit.js';
 import { anchorExternalId, type AnchorRef } from './anchors.js';
 import { recordEvent } from './audit.js';
+import { askedExpiry, reinforcedExpiry, type LifeInput } from './life.js';
 import type { Actor, Core } from './core.js';
 import { findMemoryRow, insertMemory, MEMORY_ROW_COLUMNS, toMemory, type Memory, type MemoryRow } from './memories.js';
 import { anchoredOf, inPartition, lockPartition, type Partition } from './partition.js';
@@ -25,6 +26,10 @@ export interface StoreInput {
   anchor: AnchorRef;
   sessionId?: string | undefined;
   metadata?: Record<string, unknown> | undefined;
+  /** When what it says happened or was said (a message's time); when it is stored by default. */
+  occurredAt?: Date | undefined;
+  /** Its end of life and pin (./life.ts); a store into a memory it reinforces applies them there. */
+  life?: LifeInput | undefined;
   /** The vector of `content` (trimmed), when the caller embedded a batch at once; else embedded here. */
   embedding?: Float32Array | undefined;
   /**
@@ -55,6 +60,8 @@ export interface StoreResult {
   memory: Memory;
   outcome: StoreOutcome;
   supersedes: string[];
+  /** Pinned memories it contradicts: never superseded silently, they stay active. */
+  contradicts?: string[];
 }
 
 /** The answer to a store: the memory, its outcome, and what it superseded (src/schemas/objects.ts). */
@@ -65,6 +72,7 @@ export function storedMemory(result: StoreResult): StoredMemory {
     ...result.memory,
     outcome: result.outcome,
     ...(result.supersedes.length > 0 ? { supersedes: result.supersedes } : {}),
+    ...(result.contradicts && result.contradicts.length > 0 ? { contradicts: result.contradicts } : {}),
   };
 }
 
@@ -163,6 +171,7 @@ export async function storeFact(core: Core, actor: Actor, input: StoreInput): Pr
   const underLock = core.contradictions.local ? core.contradictions : deterministic;
   const body = async (trx: Db): Promise<StoreResult> => {
     const now = clock();
+    const expiresAt = askedExpiry(input.life ?? {}, now);
     const { anchorExternalId: placedExternalId, ...placement } = await placeForStore(
       trx,
       actor.tenantId,
@@ -188,8 +197,10 @@ export async function storeFact(core: Core, actor: Actor, input: StoreInput): Pr
       const placed = anchorId === partition.anchorId ? placedExternalId : undefined;
       return placed ?? (await anchorExternalId(trx, actor.tenantId, anchorId));
     };
-    const reinforcing = { trx, actor, partition, decayPerDay: config.decayPerDay, now, externalIdOf };
-    if (twin) return reinforce(reinforcing, twin, duplicate);
+    const life = { expiresAt, pinned: input.life?.pinned };
+    const reinforcing = { trx, actor, partition, decayPerDay: config.decayPerDay, now, externalIdOf, life };
+    // A pinned session copy is kept as it is rather than merged away into its profile twin.
+    if (twin) return reinforce(reinforcing, twin, duplicate?.pinned ? undefined : duplicate);
     if (duplicate) return reinforce(reinforcing, duplicate);
 
     const id = newId();
@@ -201,8 +212,11 @@ export async function storeFact(core: Core, actor: Actor, input: StoreInput): Pr
         : undefined;
     const windowEmbedding =
       last && input.windowAfter ? input.windowAfter(last) : last && last.id === previous?.id ? window : undefined;
-    // Only what was judged and is still active here is superseded.
-    const supersedes = candidates.filter((c) => judged.get(c.id) === true).map((c) => c.id);
+    // Only what was judged and is still active here is superseded; a pinned memory never silently:
+    // the answer names it in `contradicts` and it stays active.
+    const contradicted = candidates.filter((c) => judged.get(c.id) === true);
+    const supersedes = contradicted.filter((c) => !c.pinned).map((c) => c.id);
+    const contradicts = contradicted.filter((c) => c.pinned).map((c) => c.id);
     const inserted = await insertMemory(
       trx,
       {
@@ -218,6 +232,9 @@ export async function storeFact(core: Core, actor: Actor, input: StoreInput): Pr
         embedding,
         windowEmbedding,
         now,
+        occurredAt: input.occurredAt,
+        expiresAt,
+        pinned: input.life?.pinned,
       },
       { decayPerDay: config.decayPerDay, embedderId },
     );
@@ -231,11 +248,14 @@ export async function storeFact(core: Core, actor: Actor, input: StoreInput): Pr
         binding: partition.binding,
         confidence: config.initialConfidence,
         ...(supersedes.length > 0 ? { supersedes: supersedes.length } : {}),
+        ...(contradicts.length > 0 ? { contradicts } : {}),
+        ...(input.life?.pinned ? { pinned: true } : {}),
+        ...(expiresAt ? { expires_at: expiresAt.toISOString() } : {}),
       },
     });
     for (const oldId of supersedes) await supersede(trx, actor, partition, oldId, id, now);
     const row = { ...inserted, anchor_external_id: await externalIdOf(inserted.anchor_id) };
-    return { memory: toMemory(row, now), outcome: 'created' as const, supersedes };
+    return { memory: toMemory(row, now), outcome: 'created' as const, supersedes, contradicts };
   };
   return within ? body(within) : core.db.transaction().execute(body);
 }
@@ -414,6 +434,8 @@ interface Reinforcing {
   decayPerDay: Config['decayPerDay'];
   now: Date;
   externalIdOf: (anchorId: string | null) => Promise<string | null>;
+  /** What the store asked of the memory's life: applied to the memory it reinforces. */
+  life: { expiresAt: Date | null | undefined; pinned: boolean | undefined };
 }
 
 /**
@@ -439,6 +461,9 @@ async function reinforce(r: Reinforcing, row: Candidate, merged?: Candidate): Pr
     updated_at: now,
     binding,
     decay_rate: r.decayPerDay[binding],
+    // A store never unpins nor shortens a memory's life (./life.ts).
+    pinned: row.pinned || r.life.pinned === true,
+    expires_at: reinforcedExpiry(row.expires_at, r.life.expiresAt),
   };
   const updated = await trx
     .updateTable('memories')
@@ -463,6 +488,10 @@ async function reinforce(r: Reinforcing, row: Candidate, merged?: Candidate): Pr
       reinforcement_count: count,
       binding: row.binding,
       ...(merged ? { merged_from: merged.id } : {}),
+      ...(changed.pinned !== row.pinned ? { pinned: true } : {}),
+      ...(changed.expires_at?.getTime() !== row.expires_at?.getTime()
+        ? { expires_at: changed.expires_at?.toISOString() ?? null }
+        : {}),
     },
   });
   if (promote) {

@@ -3,6 +3,9 @@ import type { SessionsTable } from '../db/schema.js';
 import { lockAnchor } from './anchors.js';
 import { recordEvent } from './audit.js';
 import type { Core } from './core.js';
+import { isExpired } from './life.js';
+import type { MemoryRow } from './memories.js';
+import { lockMemory } from './memory-lock.js';
 import { lockPartition } from './partition.js';
 import { sessionMemoryGone } from './session-memories.js';
 
@@ -99,6 +102,69 @@ export async function sweepExpiredSessions(core: Core): Promise<SweepResult> {
   }
 }
 
+type DueMemory = Pick<MemoryRow, 'id' | 'agent_id' | 'binding' | 'anchor_id' | 'session_id'>;
+
+/**
+ * Deletes one memory whose expiry has passed (./life.ts), in the lock order of partition.ts
+ * (lockMemory), audited `expired`. Read again under the locks: a PATCH may have pinned it or moved
+ * its expiry meanwhile. null when another process holds the sweep.
+ */
+async function sweepMemory(core: Core, tenantId: string, due: DueMemory): Promise<number | null> {
+  return core.db.transaction().execute(async (trx) => {
+    const lock = await sql<{
+      locked: boolean;
+    }>`SELECT pg_try_advisory_xact_lock(${sql.raw(String(SWEEP_LOCK_KEY))}) AS locked`.execute(trx);
+    if (lock.rows[0]?.locked !== true) return null;
+    const now = core.clock();
+    const row = await lockMemory(trx, tenantId, due);
+    if (!row || !isExpired(row, now)) return 0;
+    await trx.deleteFrom('memories').where('tenant_id', '=', tenantId).where('id', '=', row.id).execute();
+    await recordEvent(trx, { tenantId, keyId: null, scopes: new Set() }, now, {
+      action: 'expired',
+      agentId: row.agent_id,
+      memoryId: row.id,
+      anchorId: row.anchor_id,
+      sessionId: row.session_id,
+      changes: { binding: row.binding, confidence: row.confidence, expires_at: row.expires_at?.toISOString() ?? null },
+    });
+    return 1;
+  });
+}
+
+/**
+ * Hard-deletes the memories whose own expiry (expires_at) has passed and that are not pinned, one
+ * per transaction, each audited `expired`. Recall and the lists hid them already at their expiry.
+ */
+export async function sweepExpiredMemories(core: Core): Promise<SweepResult> {
+  let expired = 0;
+  for (;;) {
+    const due = await core.db
+      .selectFrom('memories')
+      .select(['tenant_id', 'id', 'agent_id', 'binding', 'anchor_id', 'session_id'])
+      .where('expires_at', '<=', core.clock())
+      .where('pinned', '=', false)
+      .orderBy('expires_at')
+      .limit(BATCH)
+      .execute();
+    let swept = 0;
+    for (const { tenant_id, ...memory } of due) {
+      const deleted = await sweepMemory(core, tenant_id, memory);
+      if (deleted === null) return { leader: false, expired };
+      swept += deleted;
+    }
+    expired += swept;
+    if (due.length < BATCH || swept === 0) return { leader: true, expired };
+  }
+}
+
+/** Both sweeps: the memories of expired sessions, then the memories past their own expiry. */
+export async function sweepExpired(core: Core): Promise<SweepResult> {
+  const sessions = await sweepExpiredSessions(core);
+  if (!sessions.leader) return sessions;
+  const memories = await sweepExpiredMemories(core);
+  return { leader: memories.leader, expired: sessions.expired + memories.expired };
+}
+
 /** Sweeps on an interval in the serving process; the returned function stops it. */
 export function startSweeper(core: Core, intervalMs: number): () => void {
   let running = false;
@@ -107,10 +173,10 @@ export function startSweeper(core: Core, intervalMs: number): () => void {
     running = true;
     const started = performance.now();
     const took = () => (performance.now() - started) / 1000;
-    sweepExpiredSessions(core)
+    sweepExpired(core)
       .then((result) => {
         core.metrics?.sweep(result.leader ? 'swept' : 'skipped', took(), result.expired);
-        if (result.expired > 0) core.log.info({ expired: result.expired }, 'expired session memories swept');
+        if (result.expired > 0) core.log.info({ expired: result.expired }, 'expired memories swept');
       })
       .catch((error: unknown) => {
         core.metrics?.sweep('failed', took(), 0);

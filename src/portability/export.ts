@@ -84,6 +84,10 @@ function memoryFields(r: MemoryRow) {
     created_at: r.created_at.toISOString(),
     updated_at: r.updated_at.toISOString(),
     last_reinforced_at: r.last_reinforced_at.toISOString(),
+    occurred_at: r.occurred_at.toISOString(),
+    superseded_at: r.superseded_at?.toISOString() ?? null,
+    expires_at: r.expires_at?.toISOString() ?? null,
+    pinned: r.pinned,
   };
 }
 

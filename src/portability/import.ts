@@ -298,8 +298,11 @@ export class ImportWriter {
         created_at: r.created_at,
         updated_at: r.updated_at,
         last_reinforced_at: r.last_reinforced_at,
-        occurred_at: r.created_at,
-        superseded_at: r.status === 'superseded' ? r.updated_at : null,
+        occurred_at: r.occurred_at ?? r.created_at,
+        superseded_at: r.status === 'superseded' ? (r.superseded_at ?? r.updated_at) : null,
+        // Canon cannot expire.
+        expires_at: r.type === 'canon' ? null : (r.expires_at ?? null),
+        pinned: r.pinned ?? false,
       })
       .onConflict((oc) => oc.doNothing())
       .returning('id')

@@ -67,6 +67,12 @@ const memoryFields = {
   created_at: time,
   updated_at: time,
   last_reinforced_at: time,
+  // Files exported before these fields existed still import: a memory then happened when it was
+  // stored, was superseded at its last update, never expires and is not pinned.
+  occurred_at: time.optional(),
+  superseded_at: time.nullable().optional(),
+  expires_at: time.nullable().optional(),
+  pinned: z.boolean().optional(),
 };
 
 export const MemoryRecord = z

@@ -115,7 +115,8 @@ export interface Candidate {
   lexemes: number;
   binding: Binding;
   effectiveConfidence: number;
-  lastReinforcedAt: Date;
+  /** When it last happened or was mentioned (CandidateRow.recent_ms): recency counts from it. */
+  recentAt: Date;
 }
 
 export interface ScoreDetails {
@@ -132,9 +133,9 @@ export interface Scored<T> {
   details: ScoreDetails;
 }
 
-export function recencyFactor(binding: Binding, lastReinforcedAt: Date, now: Date): number {
+export function recencyFactor(binding: Binding, recentAt: Date, now: Date): number {
   if (binding !== 'session' && binding !== 'anchored') return 1;
-  const days = Math.max(0, (now.getTime() - lastReinforcedAt.getTime()) / DAY_MS);
+  const days = Math.max(0, (now.getTime() - recentAt.getTime()) / DAY_MS);
   return 1 + FUSION.recencyBoost * Math.pow(0.5, days / FUSION.recencyHalfLifeDays);
 }
 
@@ -182,7 +183,7 @@ export function fuse<T>(items: readonly T[], view: (item: T) => Candidate, now: 
     const lexical = (maxLex > 0 ? (lexicals[i] as number) / maxLex : 0) * speaker;
     const relevance = FUSION.semanticWeight * semantic + FUSION.lexicalWeight * lexical;
     const confidence = c.effectiveConfidence;
-    const recency = recencyFactor(c.binding, c.lastReinforcedAt, now);
+    const recency = recencyFactor(c.binding, c.recentAt, now);
     const prior = priorFactor(c);
     const weight = 1 - FUSION.confidenceInfluence + FUSION.confidenceInfluence * confidence;
     const score = relevance * prior * weight * recency;

@@ -9,7 +9,7 @@ import { toMemory, type Memory, type MemoryRow } from '../domain/memories.js';
 import { resolvePlacement } from '../domain/placement.js';
 import { mentionedIn } from '../domain/session-memories.js';
 import { effectiveConfidence } from '../domain/decay.js';
-import { outageError } from '../errors.js';
+import { AppError, outageError } from '../errors.js';
 import { FUSION, fuse, type ScoreDetails } from './fusion.js';
 import { candidatesQuery, type CandidateRow, type PartQuery } from './queries/candidates.js';
 import { chosenMemoriesQuery } from './queries/fetch.js';
@@ -33,6 +33,8 @@ export interface RecallInput {
   sessionId?: string | undefined;
   limit: number;
   includeSuperseded: boolean;
+  /** Answer as the service would have at this moment (docs/api.md "Time"); now when left out. */
+  asOf?: Date | undefined;
 }
 
 export type RecallResult = Memory & { score: number; score_details: ScoreDetails };
@@ -58,7 +60,8 @@ interface ReadPart {
  * Whether a part is ranked at all: the counters count active memories, so with superseded ones asked
  * for it never is skipped. Most tenants have no canon: its counter says so.
  */
-const wanted = (stats: ScopeStats, scope: RecallScope): boolean => stats.docs > 0 || scope.includeSuperseded;
+const wanted = (stats: ScopeStats, scope: RecallScope): boolean =>
+  stats.docs > 0 || scope.includeSuperseded || scope.asOf !== undefined;
 
 /** Whether the scope read reads a part whole, by its counters: the condition the statement holds too. */
 const readWhole = (stats: ScopeStats, scope: RecallScope): boolean =>
@@ -134,12 +137,17 @@ export async function recall(core: Core, actor: Actor, input: RecallInput): Prom
   actAs(actor, input.agentId);
   const [embedding] = await core.embedder.embed([input.query], { kind: 'query' });
   if (!embedding) throw new Error('embedder returned no vector');
-  const now = core.clock();
+  const clock = core.clock();
+  if (input.asOf && input.asOf > clock) {
+    throw new AppError('invalid_request', 'as_of is later than now: recall answers for the present or the past', [
+      { path: 'as_of', message: 'must not be in the future' },
+    ]);
+  }
   const reads = core.reads;
-  if (!reads) return recallOn(core.db, core, actor, input, embedding, now);
+  if (!reads) return recallOn(core.db, core, actor, input, embedding, clock);
   const { db, target } = reads.forRead(actor);
   try {
-    const results = await recallOn(db, core, actor, input, embedding, now);
+    const results = await recallOn(db, core, actor, input, embedding, clock);
     reads.count(target);
     return results;
   } catch (error) {
@@ -148,7 +156,7 @@ export async function recall(core: Core, actor: Actor, input: RecallInput): Prom
     // conflict costs this recall a second try, not an error.
     core.log.warn({ err: error }, 'read replica failed; recall reads the primary');
     reads.count('fallback');
-    return recallOn(core.db, core, actor, input, embedding, now);
+    return recallOn(core.db, core, actor, input, embedding, clock);
   }
 }
 
@@ -165,7 +173,13 @@ const RECOVERY_CONFLICT = '40001';
  * anchor was named.
  */
 async function resolveScope(conn: Db, actor: Actor, input: RecallInput, now: Date): Promise<ScopeToRead> {
-  const base = { tenantId: actor.tenantId, agentId: input.agentId, includeSuperseded: input.includeSuperseded };
+  const base = {
+    tenantId: actor.tenantId,
+    agentId: input.agentId,
+    includeSuperseded: input.includeSuperseded,
+    now,
+    ...(input.asOf ? { asOf: input.asOf } : {}),
+  };
   const externalId =
     input.sessionId === undefined && input.anchor.anchorId === undefined ? input.anchor.anchorExternalId : undefined;
   if (externalId !== undefined) {
@@ -179,14 +193,16 @@ async function resolveScope(conn: Db, actor: Actor, input: RecallInput, now: Dat
   const { placement, session } = await resolvePlacement(conn, actor.tenantId, input.anchor, input.sessionId, {
     mustBeActive: false,
   });
-  // An expired session's memories are gone even before the sweeper deletes them.
-  const sessionId = session && !(session.expiresAt && session.expiresAt <= now) ? session.sessionId : null;
+  // An expired session's memories are gone even before the sweeper deletes them, but for the pinned.
+  const sessionId = session?.sessionId ?? null;
+  const sessionExpired = session?.expiresAt ? session.expiresAt <= now : false;
   return {
     scope: {
       ...base,
       anchorId: placement.anchorId,
       sessionId,
-      mentioned: sessionId ? await mentionedIn(conn, actor.tenantId, sessionId) : undefined,
+      sessionExpired,
+      mentioned: sessionId && !sessionExpired ? await mentionedIn(conn, actor.tenantId, sessionId) : undefined,
     },
   };
 }
@@ -203,13 +219,14 @@ async function recallOn(
   actor: Actor,
   input: RecallInput,
   embedding: Float32Array,
-  now: Date,
+  clock: Date,
 ): Promise<RecallResult[]> {
+  const now = input.asOf ?? clock;
   // One connection, but no transaction: each statement reads committed data, and a memory gone
   // between the candidates and their fetch is left out. A scope large enough for HNSW opens one for
   // that part's settings (rankLarge).
   return db.connection().execute(async (conn) => {
-    const toRead = await resolveScope(conn, actor, input, now);
+    const toRead = await resolveScope(conn, actor, input, clock);
     const { scope, rows } = await rankParts(conn, core, input, toRead, embedding);
     const scored = fuseCandidates(rows, input.query, now);
     const chosen = capCanon(scored, input.limit);
@@ -308,7 +325,7 @@ function fuseCandidates(rows: readonly CandidateRow[], query: string, now: Date)
         lexemes: c.lexemes,
         binding: c.binding,
         effectiveConfidence: effectiveConfidence(c.confidence, c.decay_rate, reinforced, now),
-        lastReinforcedAt: reinforced,
+        recentAt: new Date(c.recent_ms),
       };
     },
     now,

@@ -122,6 +122,7 @@ export function rankScanned(memories: readonly ScannedMemory[], r: ScanRanking):
       confidence: m.confidence,
       decay_rate: m.decay_rate,
       last_reinforced_ms: m.last_reinforced_ms,
+      recent_ms: m.recent_ms,
       metadata_speaker: m.metadata_speaker,
       head: m.head,
       lexemes: m.lexemes,

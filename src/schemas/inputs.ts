@@ -41,26 +41,86 @@ export const CreateKeyBody = z.strictObject({
 
 export const IdParams = z.strictObject({ id: text() });
 
-export const StoreMemoryBody = z.strictObject({
-  agent_id: agentId,
-  content,
-  anchor_external_id: anchorExternalId.optional(),
-  anchor_id: uuid.optional(),
-  session_id: uuid.optional(),
-  metadata: metadata.optional(),
-});
+/** docs/api.md "Time": at most about a century of time to live. */
+export const TTL_SECONDS_MAX = 100 * 366 * 24 * 3600;
 
-export const CorrectMemoryBody = z.strictObject({
-  content: content.describe('The corrected text; a new memory holding it supersedes this one'),
-  agent_id: agentId
+/** A memory's end of life and pin, as a store and PATCH /v1/memories/{id} take them. */
+const lifeFields = {
+  expires_at: dateTime()
+    .nullable()
     .optional()
     .describe(
-      'Which agent corrects it, for the audit trail; left out, the key alone (a person), or the one agent of a key bound to one',
+      'When it leaves recall and the lists (the sweeper deletes it later); null for never. Not with ttl_seconds',
     ),
-  metadata: metadata
+  ttl_seconds: z
+    .number()
+    .int('must be a whole number of seconds')
+    .min(1, 'must be at least 1')
+    .max(TTL_SECONDS_MAX, `must be at most ${TTL_SECONDS_MAX} (about a century)`)
     .optional()
-    .describe("The new memory's metadata; the corrected memory's metadata is carried over when left out"),
-});
+    .describe('Seconds from now until it expires; the same as expires_at, relative. Not with expires_at'),
+  pinned: z
+    .boolean()
+    .optional()
+    .describe('Pinned: it does not decay, never expires, and a contradicting store leaves it active (contradicts)'),
+};
+
+/** expires_at and ttl_seconds say the same thing twice: one of them at most. */
+const oneExpiry = (
+  body: { expires_at?: string | null | undefined; ttl_seconds?: number | undefined },
+  ctx: z.RefinementCtx,
+) => {
+  if (body.expires_at !== undefined && body.ttl_seconds !== undefined) {
+    ctx.addIssue({ code: 'custom', path: ['ttl_seconds'], message: 'give expires_at or ttl_seconds, not both' });
+  }
+};
+
+export const StoreMemoryBody = z
+  .strictObject({
+    agent_id: agentId,
+    content,
+    anchor_external_id: anchorExternalId.optional(),
+    anchor_id: uuid.optional(),
+    session_id: uuid.optional(),
+    metadata: metadata.optional(),
+    occurred_at: dateTime()
+      .optional()
+      .describe('When what it says happened or was said; when it is stored by default. Recency counts from it'),
+    ...lifeFields,
+  })
+  .superRefine(oneExpiry);
+
+export const CorrectMemoryBody = z
+  .strictObject({
+    content: content
+      .optional()
+      .describe(
+        'The corrected text; a new memory holding it supersedes this one. Leave out to change only expiry or pin',
+      ),
+    agent_id: agentId
+      .optional()
+      .describe(
+        'Which agent corrects it, for the audit trail; left out, the key alone (a person), or the one agent of a key bound to one',
+      ),
+    metadata: metadata
+      .optional()
+      .describe("The new memory's metadata; the corrected memory's metadata is carried over when left out"),
+    ...lifeFields,
+  })
+  .superRefine(oneExpiry)
+  .superRefine((body, ctx) => {
+    const changes = [body.content, body.expires_at, body.ttl_seconds, body.pinned];
+    if (changes.every((v) => v === undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [],
+        message: 'must give content, or expires_at, ttl_seconds or pinned',
+      });
+    }
+    if (body.content === undefined && body.metadata !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['metadata'], message: 'goes with a corrected content only' });
+    }
+  });
 
 export const RecallQuery = z.strictObject({
   agent_id: agentId,
@@ -69,7 +129,14 @@ export const RecallQuery = z.strictObject({
   anchor_id: uuid.optional(),
   session_id: uuid.optional(),
   limit: limit(10, 100),
-  include_superseded: booleanFlag.default(false),
+  include_superseded: booleanFlag
+    .default(false)
+    .describe('Return superseded memories too, each marked with superseded_by and superseded_at'),
+  as_of: dateTime()
+    .optional()
+    .describe(
+      'Answer as of this past moment: what was stored by then and not superseded by then, confidence decayed to it. Deleted and purged memories are gone',
+    ),
 });
 
 export const CreateAnchorBody = z.strictObject({
@@ -93,13 +160,21 @@ export const PurgeQuery = z.strictObject({
 
 export const PageQuery = z.strictObject({ limit: limit(50, 200), cursor: cursor.optional() });
 
-export const AnchorProfileQuery = z.strictObject({
+/** A list of memories: a page, optionally of what changed since a time only. */
+export const MemoryPageQuery = PageQuery.extend({
+  changed_since: dateTime()
+    .optional()
+    .describe(
+      'Only memories created, reinforced, superseded, corrected, pinned or given an expiry at or after this time (by the audit trail); superseded ones included, marked. Deleted, expired and purged ones are gone: their content-free events are in /v1/audit',
+    ),
+});
+
+/** A subject's profile: its active memories, or those it superseded. */
+export const AnchorProfileQuery = MemoryPageQuery.extend({
   status: z
     .enum(['active', 'superseded'])
     .default('active')
     .describe('active: the profile; superseded: what it replaced, most recently superseded first'),
-  limit: limit(50, 200),
-  cursor: cursor.optional(),
 });
 
 export const CreateSessionBody = z.strictObject({

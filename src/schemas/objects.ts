@@ -19,18 +19,32 @@ export const MemoryObject = z.object({
   session_id: nullableId,
   status: z.enum(['active', 'superseded']),
   confidence: z.number().min(0).max(1),
-  effective_confidence: z.number().min(0).max(1),
+  effective_confidence: z
+    .number()
+    .min(0)
+    .max(1)
+    .describe("Confidence decayed to now (to as_of in a recall as of a time); a pinned memory's does not decay"),
   reinforcement_count: z.number().int(),
-  superseded_by: nullableId,
+  superseded_by: nullableId.describe('The memory that superseded it; null while it is active'),
+  superseded_at: time.nullable().describe('When it was superseded; null while it is active'),
   metadata: json,
-  created_at: time,
+  occurred_at: time.describe(
+    "When what it says happened or was said (a message's time); when it was stored by default",
+  ),
+  created_at: time.describe('When it was stored'),
   updated_at: time,
   last_reinforced_at: time,
+  expires_at: time.nullable().describe('When it leaves recall and the lists (unless pinned); null for never'),
+  pinned: z.boolean().describe('A pinned memory does not decay, expire or get superseded silently'),
 });
 
 export const StoredMemoryObject = MemoryObject.extend({
   outcome: z.enum(['created', 'reinforced', 'promoted']),
   supersedes: z.array(z.string()).optional(),
+  contradicts: z
+    .array(z.string())
+    .optional()
+    .describe('Pinned memories this one contradicts: a pinned memory is never superseded by a store and stays active'),
 });
 
 export const CorrectedMemoryObject = MemoryObject.extend({
@@ -47,7 +61,9 @@ export const ScoreDetailsObject = z.object({
   semantic: z.number().describe('Vector similarity, min-max normalized over the candidates'),
   lexical: z.number().describe('Full-text rank, divided by the best candidate rank'),
   confidence: z.number().describe('Effective (decayed) confidence'),
-  recency: z.number().describe('Boost factor for recently reinforced session and anchored memories'),
+  recency: z
+    .number()
+    .describe('Boost factor for session and anchored memories that happened (occurred_at) or were reinforced recently'),
   prior: z
     .number()
     .describe("Factor from the memory's length and, for a question about time, whether it states a time"),

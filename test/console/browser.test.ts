@@ -229,6 +229,35 @@ describe.skipIf(!hasChromium)(`the console in Chromium on ${engine}`, () => {
     await page.close();
   });
 
+  it('shows whether a memory is pinned and when it expires, and pins, unpins and sets its expiry', async () => {
+    const t = await newTenant(api);
+    const m = await store(t, `life-${randomUUID().slice(0, 8)}`, 'Allergic to penicillin');
+    const page = await signIn(t.adminKey, `#/memories/${m.id}`);
+    await page.locator('#memory-life', { hasText: 'not pinned, never expires' }).waitFor();
+    await page.getByRole('button', { name: 'Pin', exact: true }).click();
+    await page.locator('#memory-life', { hasText: 'pinned (no decay, no expiry)' }).waitFor();
+    expect((await api.http.get(`/v1/memories/${m.id}`).set(t.auth)).body.pinned).toBe(true);
+
+    await page.getByRole('button', { name: 'Unpin' }).click();
+    await page.locator('#memory-life', { hasText: 'not pinned' }).waitFor();
+    await page.getByLabel('Expires at').fill('2099-01-02T03:04');
+    await page.getByRole('button', { name: 'Set expiry' }).click();
+    await page.locator('#memory-life', { hasText: 'expires' }).waitFor();
+    const after = (await api.http.get(`/v1/memories/${m.id}`).set(t.auth)).body;
+    expect(after).toMatchObject({ pinned: false, expires_at: expect.stringMatching(/^2099-01-0[12]T/) });
+    await page.getByRole('button', { name: 'Clear expiry' }).click();
+    await page.locator('#memory-life', { hasText: 'never expires' }).waitFor();
+    const history = await api.http.get(`/v1/memories/${m.id}/history`).set(t.auth);
+    expect(history.body.events.map((e: { action: string }) => e.action)).toEqual([
+      'created',
+      'updated',
+      'updated',
+      'updated',
+      'updated',
+    ]);
+    await page.close();
+  });
+
   it("shows a read key no button it cannot use, and another tenant's ids as not found", async () => {
     const t = await newTenant(api);
     const subject = `ro-${randomUUID().slice(0, 8)}`;
@@ -237,7 +266,7 @@ describe.skipIf(!hasChromium)(`the console in Chromium on ${engine}`, () => {
     const reader = await newKey(api, t, ['read']);
     const page = await signIn(reader.auth.Authorization.replace('Bearer ', ''), `#/subjects/${m.anchor_id}`);
     await page.locator('li.memory', { hasText: 'Has a dog named Rex' }).waitFor();
-    for (const name of ['Correct', 'Delete', 'Purge subject', 'Revoke', 'Add rule']) {
+    for (const name of ['Correct', 'Delete', 'Purge subject', 'Revoke', 'Add rule', 'Pin', 'Set expiry']) {
       await expect(page.getByRole('button', { name, exact: true }).count()).resolves.toBe(0);
     }
     await expect(page.getByRole('link', { name: 'Keys' }).count()).resolves.toBe(0);

@@ -22,10 +22,20 @@ describe('effective confidence in JS and in SQL', () => {
     ];
     for (const [confidence, rate, at] of rows) {
       const { rows: out } = await sql<{ v: number }>`SELECT ${effectiveConfidenceSql(now)}::float8 AS v
-        FROM (VALUES (${confidence}::float8, ${rate}::float8, ${at}::timestamptz)) AS m(confidence, decay_rate, last_reinforced_at)`.execute(
+        FROM (VALUES (${confidence}::float8, ${rate}::float8, ${at}::timestamptz, false)) AS m(confidence, decay_rate, last_reinforced_at, pinned)`.execute(
         core.db,
       );
       expect(Number(out[0]?.v)).toBeCloseTo(effectiveConfidence(confidence, rate, at, now), 9);
     }
+  });
+
+  it('leaves a pinned memory at its confidence', async () => {
+    const core = await testCore();
+    const now = new Date('2026-03-01T12:00:00Z');
+    const { rows: out } = await sql<{ v: number }>`SELECT ${effectiveConfidenceSql(now)}::float8 AS v
+      FROM (VALUES (0.8::float8, 0.05::float8, '2025-03-01T12:00:00Z'::timestamptz, true)) AS m(confidence, decay_rate, last_reinforced_at, pinned)`.execute(
+      core.db,
+    );
+    expect(Number(out[0]?.v)).toBe(0.8);
   });
 });

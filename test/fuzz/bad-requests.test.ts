@@ -58,6 +58,8 @@ const BAD_STRING_VALUES: unknown[] = [
   ['x'],
   nestedObject(40),
 ];
+const BAD_INTEGER_VALUES: unknown[] = ['5', 1.5, 0, -1, 1e308, true, null, [], {}, NUL];
+const BAD_BOOLEAN_VALUES: unknown[] = ['true', 'false', 0, 1, null, [], {}, NUL];
 const BAD_ARRAY_VALUES: unknown[] = ['x', 5, {}, null, [], [null], [{}], [NUL], [[[]]], nestedObject(40)];
 const BAD_OBJECT_VALUES: unknown[] = [
   { k: NUL },
@@ -203,7 +205,16 @@ function badBodies(schema: Json, pick: () => number): Json[] {
     const variants = (prop.anyOf as Json[] | undefined) ?? [prop];
     const type = variants.find((v) => v.type !== 'null')?.type as string | undefined;
     const nullable = variants.some((v) => v.type === 'null');
-    const values = type === 'array' ? BAD_ARRAY_VALUES : type === 'object' ? BAD_OBJECT_VALUES : BAD_STRING_VALUES;
+    const values =
+      type === 'array'
+        ? BAD_ARRAY_VALUES
+        : type === 'object'
+          ? BAD_OBJECT_VALUES
+          : type === 'integer'
+            ? BAD_INTEGER_VALUES
+            : type === 'boolean'
+              ? BAD_BOOLEAN_VALUES
+              : BAD_STRING_VALUES;
     for (const value of values) {
       if (nullable && value === null) continue;
       if (pick() < 0.6) bodies.push({ ...base, [name]: value });

@@ -49,10 +49,14 @@ describe(`POST /v1/memories: bindings of docs/api.md §4 on ${engine}`, () => {
       effective_confidence: 0.7,
       reinforcement_count: 0,
       superseded_by: null,
+      superseded_at: null,
       metadata: {},
+      occurred_at: at,
       created_at: at,
       updated_at: at,
       last_reinforced_at: at,
+      expires_at: null,
+      pinned: false,
       outcome: 'created',
     });
   });

@@ -41,7 +41,7 @@ describe(`MCP in-process on ${engine}`, () => {
     }
     expect(byName.recall?.description).toMatch(/start of every task about a subject/);
     expect(Object.keys(byName.remember?.inputSchema.properties ?? {}).sort()).toEqual(
-      ['agent_id', 'content', 'metadata', 'session_id', 'subject'].sort(),
+      ['agent_id', 'content', 'metadata', 'occurred_at', 'pinned', 'session_id', 'subject', 'ttl_seconds'].sort(),
     );
     expect(byName.remember?.inputSchema.required).toEqual(['content']);
     expect(byName.purge_subject?.inputSchema.required?.sort()).toEqual(['confirm', 'subject']);

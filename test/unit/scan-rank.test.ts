@@ -19,6 +19,7 @@ const memory = (c: string, session: string | null, seq: number, distance: number
     confidence: 1,
     decay_rate: 0,
     last_reinforced_ms: 0,
+    recent_ms: 0,
     metadata_speaker: null,
     head: c,
     lexemes: 4,

@@ -66,6 +66,8 @@ const Qrel = z.object({
 
 interface Session {
   date: string;
+  /** When its turns were said, from its date and time; stored as each turn's occurred_at. */
+  at: Date | undefined;
   turns: z.infer<typeof Turn>[];
 }
 
@@ -88,9 +90,23 @@ function sessionsOf(conversation: Record<string, unknown>): Session[] {
   for (let n = 1; conversation[`session_${n}`] !== undefined; n++) {
     const turns = z.array(Turn).parse(conversation[`session_${n}`]);
     const date = conversation[`session_${n}_date_time`];
-    sessions.push({ date: typeof date === 'string' ? sessionDay(date) : '', turns });
+    sessions.push({
+      date: typeof date === 'string' ? sessionDay(date) : '',
+      at: typeof date === 'string' ? sessionTime(date) : undefined,
+      turns,
+    });
   }
   return sessions;
+}
+
+/** "1:56 pm on 8 May, 2023" → 2023-05-08T13:56Z: when the session's turns were said (occurred_at). */
+function sessionTime(dateTime: string): Date | undefined {
+  const m = /(\d{1,2}):(\d{2})\s*(am|pm)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})/i.exec(dateTime);
+  if (!m) return undefined;
+  const [, h = '', min = '', half = '', d = '', month = '', y = ''] = m;
+  const hour = (Number(h) % 12) + (half.toLowerCase() === 'pm' ? 12 : 0);
+  const at = new Date(`${d} ${month} ${y} ${hour}:${min}:00 UTC`);
+  return Number.isNaN(at.getTime()) ? undefined : at;
 }
 
 /** "1:56 pm on 8 May, 2023" → "8 May 2023": the day; the time of day only adds noise words. */
@@ -169,6 +185,7 @@ try {
           anchor,
           sessionId,
           metadata: { speaker: turn.speaker, date: session.date, dia_id: turn.dia_id },
+          occurredAt: session.at,
         });
         outcomes[result.outcome]++;
         outcomes.superseded += result.supersedes.length;

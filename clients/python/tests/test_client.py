@@ -78,6 +78,23 @@ def test_memories_recall_correct_and_delete(admin: Client) -> None:
     assert str(error).startswith("404 not_found: ")
 
 
+def test_event_time_expiry_pins_and_as_of(admin: Client) -> None:
+    agent, subject = unique("agent"), unique("customer")
+    said = admin.store_memory(
+        agent, "Moved to Lisbon", anchor_external_id=subject, occurred_at="2025-06-01T10:00:00Z", ttl_seconds=3600
+    )
+    assert said["occurred_at"] == "2025-06-01T10:00:00.000Z" and said["expires_at"] is not None
+    pinned = admin.update_memory(said["id"], pinned=True, clear_expiry=True)
+    assert pinned["pinned"] is True and pinned["expires_at"] is None
+    assert "corrects" not in pinned
+    other = admin.store_memory(agent, "Moved to Porto", anchor_external_id=subject)
+    assert other.get("contradicts") == [said["id"]]
+    past = admin.recall_memories(agent, "where did they move", anchor_external_id=subject, as_of=said["created_at"])
+    assert [r["id"] for r in past["results"]] == [said["id"]]
+    changed = admin.get_anchor_profile(said["anchor_id"] or "", changed_since=said["created_at"])
+    assert {m["id"] for m in changed["memories"]} == {said["id"], other["id"]}
+
+
 def test_a_refused_field_is_named(admin: Client) -> None:
     with pytest.raises(AgentMemoryError) as refused:
         admin.recall_memories(unique("agent"), "anything", limit=1000)

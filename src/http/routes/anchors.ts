@@ -78,7 +78,7 @@ export const anchorRoutes = [
     path: '/v1/anchors/{id}/memories',
     operationId: 'getAnchorProfile',
     summary:
-      "The subject's durable profile: active anchored memories, highest effective confidence first (or those superseded, with status=superseded)",
+      "The subject's durable profile: active anchored memories, highest effective confidence first (or those superseded, with status=superseded); with changed_since, what changed since",
     tag: 'anchors',
     access: 'read',
     params: IdParams,
@@ -96,6 +96,7 @@ export const anchorRoutes = [
         limit: query.limit,
         cursor: query.cursor,
         status: query.status,
+        changedSince: query.changed_since === undefined ? undefined : new Date(query.changed_since),
       });
       return {
         status: 200,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { correctMemory } from '../../domain/correct.js';
+import { changeLife, type LifeInput } from '../../domain/life.js';
 import { deleteMemory, getMemory, getMemoryHistory } from '../../domain/memories.js';
 import { measuredRecall, measuredStore } from '../../domain/measured.js';
 import { storedMemory } from '../../domain/store.js';
@@ -15,6 +16,17 @@ import {
   StoredMemoryObject,
 } from '../../schemas/objects.js';
 import { route } from '../route.js';
+
+/** A body's expiry and pin (src/domain/life.ts). */
+const lifeOf = (body: {
+  expires_at?: string | null | undefined;
+  ttl_seconds?: number | undefined;
+  pinned?: boolean | undefined;
+}): LifeInput => ({
+  expiresAt: body.expires_at === undefined ? undefined : body.expires_at === null ? null : new Date(body.expires_at),
+  ttlSeconds: body.ttl_seconds,
+  pinned: body.pinned,
+});
 
 export const memoryRoutes = [
   route({
@@ -41,6 +53,8 @@ export const memoryRoutes = [
         anchor: { anchorId: body.anchor_id, anchorExternalId: body.anchor_external_id },
         sessionId: body.session_id,
         metadata: body.metadata,
+        occurredAt: body.occurred_at === undefined ? undefined : new Date(body.occurred_at),
+        life: lifeOf(body),
       });
       return { status: result.outcome === 'created' ? 201 : 200, body: storedMemory(result) };
     },
@@ -68,6 +82,7 @@ export const memoryRoutes = [
         sessionId: query.session_id,
         limit: query.limit,
         includeSuperseded: query.include_superseded,
+        asOf: query.as_of === undefined ? undefined : new Date(query.as_of),
       });
       return { status: 200, body: { results } };
     },
@@ -93,31 +108,39 @@ export const memoryRoutes = [
     method: 'patch',
     path: '/v1/memories/{id}',
     operationId: 'correctMemory',
-    summary: 'Correct a memory: a new memory holding the corrected content supersedes it',
+    summary:
+      'Correct a memory (a new memory holding the corrected content supersedes it), or pin, unpin or set its expiry in place',
     tag: 'memories',
     access: 'write',
     params: IdParams,
     body: CorrectMemoryBody,
     responses: {
       200: {
-        description: 'The memory that now holds the fact, with the id it corrects',
-        schema: CorrectedMemoryObject,
+        description:
+          'With content: the memory that now holds the fact, with the id it corrects. Without: the memory, changed',
+        schema: CorrectedMemoryObject.partial({ corrects: true }),
       },
       403: AGENT_REFUSED,
       404: { description: "No such memory, or another agent's private memory to a bound key", schema: ProblemObject },
       409: {
-        description: 'A canon entry, a superseded memory, or the same content as the memory holds',
+        description:
+          'A canon entry (corrected through /v1/canon; it cannot expire), a superseded memory, or the same content as the memory holds',
         schema: ProblemObject,
       },
       413: { description: 'Content over the limit', schema: ProblemObject },
       503: EMBEDDING_UNAVAILABLE,
     },
     handle: async ({ core, actor, params, body }) => {
+      if (body.content === undefined) {
+        const memory = await changeLife(core, actor, { id: params.id, agentId: body.agent_id, ...lifeOf(body) });
+        return { status: 200, body: memory };
+      }
       const { memory, corrects } = await correctMemory(core, actor, {
         id: params.id,
         content: body.content,
         agentId: body.agent_id,
         metadata: body.metadata,
+        life: lifeOf(body),
       });
       return { status: 200, body: { ...memory, corrects } };
     },

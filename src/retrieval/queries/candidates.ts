@@ -72,12 +72,19 @@ export interface CandidateRow {
   binding: Binding;
   session_id: string | null;
   confidence: number;
+  /** Its decay rate; 0 for a pinned memory, which does not decay. */
   decay_rate: number;
   /**
    * When it was last reinforced, in milliseconds since the epoch: a number parses several times faster
    * than a timestamp, which a 1,000-memory part read whole would parse for every row.
    */
   last_reinforced_ms: number;
+  /**
+   * The moment recency counts from, in milliseconds since the epoch: when what it says happened
+   * (occurred_at), or its last reinforcement when one came after it was stored, since a reinforcement
+   * is a new mention.
+   */
+  recent_ms: number;
   metadata_speaker: string | null;
   head: string;
   /** Distinct lexemes of its text (the length of its tsvector). */
@@ -175,8 +182,10 @@ function memoryFields(q: Pick<CandidateQuery, 'headChars'>) {
     binding: sql<Binding>`m.binding`,
     session_id: sql<string | null>`m.session_id`,
     confidence: sql<number>`m.confidence`,
-    decay_rate: sql<number>`m.decay_rate`,
+    decay_rate: sql<number>`CASE WHEN m.pinned THEN 0 ELSE m.decay_rate END`,
     last_reinforced_ms: sql<number>`(extract(epoch FROM m.last_reinforced_at) * 1000)::float8`,
+    recent_ms: sql<number>`(extract(epoch FROM CASE WHEN m.last_reinforced_at > m.created_at
+      THEN greatest(m.occurred_at, m.last_reinforced_at) ELSE m.occurred_at END) * 1000)::float8`,
     metadata_speaker: sql<string | null>`m.metadata->>'speaker'`,
     head: sql<string>`left(m.content, ${sql.lit(q.headChars)})`,
     lexemes: sql<number>`length(m.search)::int`,

@@ -64,6 +64,7 @@ export type ScannedMemory = Pick<
   | 'confidence'
   | 'decay_rate'
   | 'last_reinforced_ms'
+  | 'recent_ms'
   | 'metadata_speaker'
   | 'head'
   | 'lexemes'

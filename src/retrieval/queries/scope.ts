@@ -21,6 +21,18 @@ export interface RecallScope {
    */
   mentioned?: { memoryIds: readonly string[]; formedIn: readonly string[] };
   includeSuperseded: boolean;
+  /**
+   * The session has outlived its expiry: of its memories only the pinned ones remain (a pinned
+   * memory is never ended with its session), and no later session's mentions count.
+   */
+  sessionExpired?: boolean;
+  /** The moment expiry is judged at (the core's clock): a memory expired by then is hidden, unless pinned. */
+  now?: Date;
+  /**
+   * Recall as of this moment: only what was stored by then, and, superseded memories left out,
+   * what had not been superseded by then.
+   */
+  asOf?: Date;
 }
 
 /** A scope as recall resolved it before reading: `named` is a subject the scope read looks up by external id. */
@@ -64,21 +76,43 @@ export function scopeFilter(
             ? [
                 eb.and([
                   eb('m.binding', '=', binding('session')),
-                  scope.mentioned && scope.mentioned.memoryIds.length > 0
-                    ? eb.or([
-                        eb('m.session_id', '=', scope.sessionId),
-                        anyOf(sql.ref('m.id'), scope.mentioned.memoryIds),
-                      ])
-                    : eb('m.session_id', '=', scope.sessionId),
+                  scope.sessionExpired
+                    ? eb.and([eb('m.session_id', '=', scope.sessionId), eb('m.pinned', '=', true)])
+                    : scope.mentioned && scope.mentioned.memoryIds.length > 0
+                      ? eb.or([
+                          eb('m.session_id', '=', scope.sessionId),
+                          anyOf(sql.ref('m.id'), scope.mentioned.memoryIds),
+                        ])
+                      : eb('m.session_id', '=', scope.sessionId),
                 ]),
               ]
             : []),
         ];
   return eb.and([
     eb('m.tenant_id', '=', scope.tenantId),
-    ...(scope.includeSuperseded ? [] : [eb('m.status', '=', sql.lit('active'))]),
+    ...(scope.includeSuperseded ? [] : [current(eb, scope.asOf)]),
     eb.or(visible),
+    ...timeConditions(eb, scope),
   ]);
+}
+
+/** Active, or, as of a moment, active then: superseded only after it. */
+function current(eb: MemoryEb, asOf: Date | undefined): Expression<SqlBool> {
+  const active = eb('m.status', '=', sql.lit('active'));
+  return asOf ? eb.or([active, eb('m.superseded_at', '>', asOf)]) : active;
+}
+
+/**
+ * docs/api.md "Time": an expired memory leaves recall at once, before the sweeper deletes it
+ * (a pinned one never expires); as of a moment, what was stored after it was not there yet.
+ */
+function timeConditions(eb: MemoryEb, scope: RecallScope): Expression<SqlBool>[] {
+  return [
+    ...(scope.now
+      ? [eb.or([eb('m.expires_at', 'is', null), eb('m.expires_at', '>', scope.now), eb('m.pinned', '=', true)])]
+      : []),
+    ...(scope.asOf ? [eb('m.created_at', '<=', scope.asOf)] : []),
+  ];
 }
 
 /** The units a part of the scope is made of (src/db/scope-stats.ts). */

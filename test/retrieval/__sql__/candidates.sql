@@ -156,7 +156,8 @@
     FROM needed AS n
     CROSS JOIN LATERAL (
       SELECT ((1 - 0.5) * (("m"."embedding"::vector(3)) <=> (SELECT v FROM query_vector)) + 0.5 * coalesce((("m"."window_embedding"::vector(3)) <=> (SELECT v FROM query_vector)), (("m"."embedding"::vector(3)) <=> (SELECT v FROM query_vector))))::float8 AS distance,
-        m.binding AS "binding", m.session_id AS "session_id", m.confidence AS "confidence", m.decay_rate AS "decay_rate", (extract(epoch FROM m.last_reinforced_at) * 1000)::float8 AS "last_reinforced_ms", m.metadata->>'speaker' AS "metadata_speaker", left(m.content, 1000) AS "head", length(m.search)::int AS "lexemes"
+        m.binding AS "binding", m.session_id AS "session_id", m.confidence AS "confidence", CASE WHEN m.pinned THEN 0 ELSE m.decay_rate END AS "decay_rate", (extract(epoch FROM m.last_reinforced_at) * 1000)::float8 AS "last_reinforced_ms", (extract(epoch FROM CASE WHEN m.last_reinforced_at > m.created_at
+      THEN greatest(m.occurred_at, m.last_reinforced_at) ELSE m.occurred_at END) * 1000)::float8 AS "recent_ms", m.metadata->>'speaker' AS "metadata_speaker", left(m.content, 1000) AS "head", length(m.search)::int AS "lexemes"
       FROM memories AS m
       WHERE m.tenant_id = $64 AND m.id = n.id
       -- One row per id anyway; the LIMIT keeps this a lookup per row, which a plan made without

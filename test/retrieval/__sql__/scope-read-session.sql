@@ -52,15 +52,17 @@
     CROSS JOIN LATERAL (
       (select "m"."id", "m"."seq", ((1 - 0.5) * (("m"."embedding"::vector(3)) <=> (SELECT v FROM query_vector)) + 0.5 * coalesce((("m"."window_embedding"::vector(3)) <=> (SELECT v FROM query_vector)), (("m"."embedding"::vector(3)) <=> (SELECT v FROM query_vector)))) as "distance", nullif(ARRAY(
     SELECT CASE WHEN m.search @@ t.own THEN t.k ELSE -t.k END FROM terms AS t WHERE m.search @@ t.q ORDER BY t.k
-  ), '{}') as "hits", m.binding as "binding", m.session_id as "session_id", m.confidence as "confidence", m.decay_rate as "decay_rate", (extract(epoch FROM m.last_reinforced_at) * 1000)::float8 as "last_reinforced_ms", m.metadata->>'speaker' as "metadata_speaker", left(m.content, 1000) as "head", length(m.search)::int as "lexemes"
+  ), '{}') as "hits", m.binding as "binding", m.session_id as "session_id", m.confidence as "confidence", CASE WHEN m.pinned THEN 0 ELSE m.decay_rate END as "decay_rate", (extract(epoch FROM m.last_reinforced_at) * 1000)::float8 as "last_reinforced_ms", (extract(epoch FROM CASE WHEN m.last_reinforced_at > m.created_at
+      THEN greatest(m.occurred_at, m.last_reinforced_at) ELSE m.occurred_at END) * 1000)::float8 as "recent_ms", m.metadata->>'speaker' as "metadata_speaker", left(m.content, 1000) as "head", length(m.search)::int as "lexemes"
   from "memories" as "m"
   where ("m"."tenant_id" = $11 and "m"."status" = 'active' and (("m"."binding" = 'private' and "m"."agent_id" = $12) or ("m"."binding" = 'anchored' and "m"."anchor_id" = $13) or ("m"."binding" = 'session' and ("m"."session_id" = $14 or "m"."id" = ANY($15::uuid[]))))) and st.part = 0 AND st.docs <= $16::float8 AND st.docs > 0) UNION ALL (select "m"."id", "m"."seq", ((1 - 0.5) * (("m"."embedding"::vector(3)) <=> (SELECT v FROM query_vector)) + 0.5 * coalesce((("m"."window_embedding"::vector(3)) <=> (SELECT v FROM query_vector)), (("m"."embedding"::vector(3)) <=> (SELECT v FROM query_vector)))) as "distance", nullif(ARRAY(
     SELECT CASE WHEN m.search @@ t.own THEN t.k ELSE -t.k END FROM terms AS t WHERE m.search @@ t.q ORDER BY t.k
-  ), '{}') as "hits", m.binding as "binding", m.session_id as "session_id", m.confidence as "confidence", m.decay_rate as "decay_rate", (extract(epoch FROM m.last_reinforced_at) * 1000)::float8 as "last_reinforced_ms", m.metadata->>'speaker' as "metadata_speaker", left(m.content, 1000) as "head", length(m.search)::int as "lexemes"
+  ), '{}') as "hits", m.binding as "binding", m.session_id as "session_id", m.confidence as "confidence", CASE WHEN m.pinned THEN 0 ELSE m.decay_rate END as "decay_rate", (extract(epoch FROM m.last_reinforced_at) * 1000)::float8 as "last_reinforced_ms", (extract(epoch FROM CASE WHEN m.last_reinforced_at > m.created_at
+      THEN greatest(m.occurred_at, m.last_reinforced_at) ELSE m.occurred_at END) * 1000)::float8 as "recent_ms", m.metadata->>'speaker' as "metadata_speaker", left(m.content, 1000) as "head", length(m.search)::int as "lexemes"
   from "memories" as "m"
   where ("m"."tenant_id" = $17 and "m"."status" = 'active' and "m"."binding" = 'canon') and st.part = 1 AND st.docs <= $18::float8 AND st.docs > 0)
       -- Last, so that its nulls take the types of the reads' columns.
-      UNION ALL SELECT NULL AS "id", NULL AS "seq", NULL AS "distance", NULL AS "hits", NULL AS "binding", NULL AS "session_id", NULL AS "confidence", NULL AS "decay_rate", NULL AS "last_reinforced_ms", NULL AS "metadata_speaker", NULL AS "head", NULL AS "lexemes"
+      UNION ALL SELECT NULL AS "id", NULL AS "seq", NULL AS "distance", NULL AS "hits", NULL AS "binding", NULL AS "session_id", NULL AS "confidence", NULL AS "decay_rate", NULL AS "last_reinforced_ms", NULL AS "recent_ms", NULL AS "metadata_speaker", NULL AS "head", NULL AS "lexemes"
     ) AS r
 
 -- parameters

@@ -121,10 +121,16 @@ class AsyncClient(AsyncBase):
         anchor_id: Optional[str] = None,
         session_id: Optional[str] = None,
         metadata: Optional[Metadata] = None,
+        occurred_at: Optional[str] = None,
+        expires_at: Optional[str] = None,
+        ttl_seconds: Optional[int] = None,
+        pinned: Optional[bool] = None,
     ) -> StoredMemory:
         """``POST /v1/memories``: ``outcome`` says whether it was created, reinforced or promoted.
         A subject (``anchor_external_id`` or ``anchor_id``) binds it to the subject, a session
-        alone to the session, neither keeps it private to the agent."""
+        alone to the session, neither keeps it private to the agent. ``occurred_at`` is when it
+        happened (ISO-8601); ``expires_at`` or ``ttl_seconds`` when it leaves recall; ``pinned``
+        keeps it from decaying, expiring or being superseded (``contradicts`` names it instead)."""
         fields = {
             "agent_id": agent_id,
             "content": content,
@@ -132,6 +138,10 @@ class AsyncClient(AsyncBase):
             "anchor_id": anchor_id,
             "session_id": session_id,
             "metadata": metadata,
+            "occurred_at": occurred_at,
+            "expires_at": expires_at,
+            "ttl_seconds": ttl_seconds,
+            "pinned": pinned,
         }
         return await self._call("POST", "/v1/memories", json=body(fields))
 
@@ -145,9 +155,12 @@ class AsyncClient(AsyncBase):
         session_id: Optional[str] = None,
         limit: Optional[int] = None,
         include_superseded: Optional[bool] = None,
+        as_of: Optional[str] = None,
     ) -> RecallResponse:
-        """``GET /v1/memories/recall``: ``results`` ranked by ``score``, each with its parts."""
+        """``GET /v1/memories/recall``: ``results`` ranked by ``score``, each with its parts.
+        ``as_of`` (ISO-8601, not in the future) answers as memory stood then."""
         params = {
+            "as_of": as_of,
             "agent_id": agent_id,
             "query": query,
             "anchor_external_id": anchor_external_id,
@@ -169,10 +182,38 @@ class AsyncClient(AsyncBase):
         *,
         agent_id: Optional[str] = None,
         metadata: Optional[Metadata] = None,
+        expires_at: Optional[str] = None,
+        ttl_seconds: Optional[int] = None,
+        pinned: Optional[bool] = None,
     ) -> CorrectedMemory:
-        """``PATCH /v1/memories/{id}``: a new memory takes the old one's place (``corrects``)."""
-        fields = {"content": content, "agent_id": agent_id, "metadata": metadata}
+        """``PATCH /v1/memories/{id}``: a new memory takes the old one's place (``corrects``),
+        with the old one's expiry and pin unless given here."""
+        fields = {
+            "content": content,
+            "agent_id": agent_id,
+            "metadata": metadata,
+            "expires_at": expires_at,
+            "ttl_seconds": ttl_seconds,
+            "pinned": pinned,
+        }
         return await self._call("PATCH", path("/v1/memories/{}", memory_id), json=body(fields))
+
+    async def update_memory(
+        self,
+        memory_id: str,
+        *,
+        pinned: Optional[bool] = None,
+        expires_at: Optional[str] = None,
+        ttl_seconds: Optional[int] = None,
+        clear_expiry: bool = False,
+        agent_id: Optional[str] = None,
+    ) -> Memory:
+        """``PATCH /v1/memories/{id}`` without content: pins or unpins it, or sets its expiry
+        (``clear_expiry=True`` for never), in place."""
+        fields = body({"pinned": pinned, "expires_at": expires_at, "ttl_seconds": ttl_seconds, "agent_id": agent_id})
+        if clear_expiry:
+            fields["expires_at"] = None
+        return await self._call("PATCH", path("/v1/memories/{}", memory_id), json=fields)
 
     async def delete_memory(self, memory_id: str) -> None:
         """``DELETE /v1/memories/{id}``: a hard delete."""
@@ -250,10 +291,12 @@ class AsyncClient(AsyncBase):
         status: Optional[Literal["active", "superseded"]] = None,
         limit: Optional[int] = None,
         cursor: Optional[str] = None,
+        changed_since: Optional[str] = None,
     ) -> AnchorProfile:
         """``GET /v1/anchors/{id}/memories``: the durable profile, highest confidence first;
-        with ``status="superseded"``, the memories it replaced, latest first."""
-        params = {"status": status, "limit": limit, "cursor": cursor}
+        with ``status="superseded"``, the memories it replaced, latest first; with
+        ``changed_since``, only what changed since then, superseded ones included."""
+        params = {"status": status, "limit": limit, "cursor": cursor, "changed_since": changed_since}
         return await self._call("GET", path("/v1/anchors/{}/memories", anchor_id), params=params)
 
     async def list_anchor_sessions(
@@ -287,10 +330,16 @@ class AsyncClient(AsyncBase):
         return await self._call("GET", path("/v1/sessions/{}", session_id))
 
     async def list_session_memories(
-        self, session_id: str, *, limit: Optional[int] = None, cursor: Optional[str] = None
+        self,
+        session_id: str,
+        *,
+        limit: Optional[int] = None,
+        cursor: Optional[str] = None,
+        changed_since: Optional[str] = None,
     ) -> SessionMemories:
-        """``GET /v1/sessions/{id}/memories``: oldest first, superseded ones included."""
-        params = {"limit": limit, "cursor": cursor}
+        """``GET /v1/sessions/{id}/memories``: oldest first, superseded ones included; with
+        ``changed_since``, only what changed since then."""
+        params = {"limit": limit, "cursor": cursor, "changed_since": changed_since}
         return await self._call("GET", path("/v1/sessions/{}/memories", session_id), params=params)
 
     async def end_session(self, session_id: str) -> Session:

@@ -107,14 +107,19 @@ class Memory(TypedDict):
     effective_confidence: float
     reinforcement_count: int
     superseded_by: Optional[str]
+    superseded_at: Optional[str]
     metadata: Metadata
+    occurred_at: str
     created_at: str
     updated_at: str
     last_reinforced_at: str
+    expires_at: Optional[str]
+    pinned: bool
 
 
 class _StoredMemoryOptional(TypedDict, total=False):
     supersedes: List[str]
+    contradicts: List[str]
 
 
 class StoredMemory(Memory, _StoredMemoryOptional):
@@ -138,8 +143,13 @@ class RecallResponse(TypedDict):
     results: List[RecallResult]
 
 
-class CorrectedMemory(Memory):
+class _CorrectedMemoryOptional(TypedDict, total=False):
+    # Set by a correction (content given); absent when a PATCH only pinned or set the expiry.
     corrects: str
+
+
+class CorrectedMemory(Memory, _CorrectedMemoryOptional):
+    pass
 
 
 class AuditActor(TypedDict):
