@@ -1,3 +1,5 @@
+import { memoryFilterSql } from '../db/memory-filter.js';
+import type { MemoryFilter } from '../filter/language.js';
 import type { Selectable } from 'kysely';
 import type { z } from 'zod';
 import type { Binding, Config } from '../config.js';
@@ -207,8 +209,9 @@ export async function anchorProfile(
   core: Core,
   tenantId: string,
   anchorId: string,
-  options: { limit: number; cursor?: string | undefined },
+  options: { limit: number; cursor?: string | undefined; filter?: MemoryFilter | null },
 ): Promise<{ memories: Memory[]; more: boolean; nextCursor: string | null }> {
+  const filter = options.filter ?? null;
   const offset = decodeOffsetCursor(options.cursor);
   const now = core.clock();
   const rows = await memoriesWithAnchor(core.db)
@@ -217,6 +220,7 @@ export async function anchorProfile(
     .where('m.anchor_id', '=', anchorId)
     .where('m.binding', '=', 'anchored')
     .where('m.status', '=', 'active')
+    .$if(filter !== null, (q) => q.where(memoryFilterSql(filter as MemoryFilter)))
     .orderBy(effectiveConfidenceSql(now), 'desc')
     .orderBy('m.id')
     .offset(offset)

@@ -1,3 +1,5 @@
+import { memoryFilterSql } from '../db/memory-filter.js';
+import type { MemoryFilter } from '../filter/language.js';
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import type { Db } from '../db/connect.js';
 import type { Core } from './core.js';
@@ -62,14 +64,16 @@ export async function sessionWithMemories(
   core: Core,
   tenantId: string,
   sessionId: string,
-  options: { limit: number; offset?: number },
+  options: { limit: number; offset?: number; filter?: MemoryFilter | null },
 ): Promise<{ session: Session; memories: Memory[]; more: boolean }> {
+  const filter = options.filter ?? null;
   const session = await getSession(core.db, tenantId, sessionId);
   const now = core.clock();
   const rows = await memoriesWithAnchor(core.db)
     .select(MEMORY_COLUMNS)
     .where('m.tenant_id', '=', tenantId)
     .where('m.session_id', '=', session.id)
+    .$if(filter !== null, (q) => q.where(memoryFilterSql(filter as MemoryFilter)))
     .orderBy('m.created_at')
     .orderBy('m.id')
     .offset(options.offset ?? 0)

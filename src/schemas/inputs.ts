@@ -9,6 +9,8 @@ import {
   cursor,
   dateTime,
   limit,
+  memoryFilter,
+  memoryFilterParam,
   metadata,
   text,
   uuid,
@@ -66,6 +68,22 @@ export const RecallQuery = z.strictObject({
   session_id: uuid.optional(),
   limit: limit(10, 100),
   include_superseded: booleanFlag.default(false),
+});
+
+/**
+ * POST /v1/memories/recall: the GET query's fields, as JSON (a flag is a boolean, not "true"), and a
+ * filter. Extended from RecallQuery, so that a field the query gains is a field of the body too.
+ */
+export const RecallBody = RecallQuery.extend({
+  include_superseded: z.boolean().default(false).describe('true: superseded memories too'),
+  filter: memoryFilter.optional(),
+});
+
+/** A list of memories: a page of it, and a filter (docs/api.md, "Filters"). */
+export const FilteredPageQuery = z.strictObject({
+  limit: limit(50, 200),
+  cursor: cursor.optional(),
+  filter: memoryFilterParam.optional(),
 });
 
 export const CreateAnchorBody = z.strictObject({

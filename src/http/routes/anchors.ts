@@ -4,7 +4,15 @@ import { anchorProfile } from '../../domain/memories.js';
 import { purgeAnchor } from '../../domain/purge.js';
 import { listAnchorSessions } from '../../domain/sessions.js';
 import { AppError } from '../../errors.js';
-import { CreateAnchorBody, IdParams, ListAnchorsQuery, PageQuery, PurgeQuery } from '../../schemas/inputs.js';
+import { checkedFilter } from '../../filter/language.js';
+import {
+  CreateAnchorBody,
+  FilteredPageQuery,
+  IdParams,
+  ListAnchorsQuery,
+  PageQuery,
+  PurgeQuery,
+} from '../../schemas/inputs.js';
 import { AnchorObject, listOf, MemoryObject, ProblemObject, SessionObject } from '../../schemas/objects.js';
 import { route } from '../route.js';
 
@@ -74,7 +82,7 @@ export const anchorRoutes = [
     tag: 'anchors',
     access: 'read',
     params: IdParams,
-    query: PageQuery,
+    query: FilteredPageQuery,
     responses: {
       200: {
         description: 'A page of the profile',
@@ -84,7 +92,11 @@ export const anchorRoutes = [
     },
     handle: async ({ core, actor, params, query }) => {
       const anchor = await getAnchor(core.db, actor.tenantId, params.id);
-      const page = await anchorProfile(core, actor.tenantId, anchor.id, { limit: query.limit, cursor: query.cursor });
+      const page = await anchorProfile(core, actor.tenantId, anchor.id, {
+        limit: query.limit,
+        cursor: query.cursor,
+        filter: checkedFilter(query.filter),
+      });
       return {
         status: 200,
         body: {

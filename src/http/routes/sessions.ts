@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { decodeOffsetCursor, encodeOffsetCursor } from '../../domain/pagination.js';
 import { sessionWithMemories } from '../../domain/session-memories.js';
 import { createSession, endSession, getSession } from '../../domain/sessions.js';
-import { CreateSessionBody, IdParams, PageQuery } from '../../schemas/inputs.js';
+import { checkedFilter } from '../../filter/language.js';
+import { CreateSessionBody, FilteredPageQuery, IdParams } from '../../schemas/inputs.js';
 import { AGENT_REFUSED, MemoryObject, ProblemObject, SessionObject } from '../../schemas/objects.js';
 import { route } from '../route.js';
 
@@ -55,7 +56,7 @@ export const sessionRoutes = [
     tag: 'sessions',
     access: 'read',
     params: IdParams,
-    query: PageQuery,
+    query: FilteredPageQuery,
     responses: {
       200: {
         description: 'The session and a page of its memories',
@@ -70,7 +71,11 @@ export const sessionRoutes = [
     handle: async ({ core, actor, params, query }) => {
       // An offset, as the anchor profile's: memories of an active session keep arriving at the end.
       const offset = decodeOffsetCursor(query.cursor);
-      const found = await sessionWithMemories(core, actor.tenantId, params.id, { limit: query.limit, offset });
+      const found = await sessionWithMemories(core, actor.tenantId, params.id, {
+        limit: query.limit,
+        offset,
+        filter: checkedFilter(query.filter),
+      });
       return {
         status: 200,
         body: {

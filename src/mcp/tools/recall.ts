@@ -6,11 +6,13 @@ import { limit } from '../../schemas/fields.js';
 import { RecallQuery } from '../../schemas/inputs.js';
 import { RecallResponse } from '../../schemas/objects.js';
 import { runTool, type ToolContext } from '../context.js';
-import { agentIdArg, sessionIdArg, subjectArg } from './fields.js';
+import { checkedFilter } from '../../filter/language.js';
+import { agentIdArg, filterArg, sessionIdArg, subjectArg } from './fields.js';
 
 const DESCRIPTION = `Search memory before you answer or act. Call it at the start of every task about a subject (pass that \`subject\`), and whenever earlier preferences, decisions or context could change what you do: it is cheap, and it saves asking the user again.
 Returns, ranked by relevance, confidence and recency (each with its score): the subject's durable memories, the session's short-term memories (with \`session_id\`), your private memories, and the organisation's canon (standing rules, always included).
-Phrase \`query\` as what you need to know ("how does this customer want to be contacted"). An unknown subject simply has no memories yet.`;
+Phrase \`query\` as what you need to know ("how does this customer want to be contacted"). An unknown subject simply has no memories yet.
+To search only part of memory, add \`filter\` on the metadata the memories were stored with, e.g. {"metadata.topic": "billing"}: it narrows the search, never widens it.`;
 
 const label = (m: RecallResult): string => {
   if (m.binding === 'anchored') return `subject ${m.anchor_external_id ?? ''}`;
@@ -36,6 +38,7 @@ export function registerRecall(server: McpServer, ctx: ToolContext): void {
         session_id: sessionIdArg.optional(),
         limit: limit(10, 100),
         agent_id: agentIdArg.optional(),
+        filter: filterArg.optional(),
       }),
       outputSchema: RecallResponse,
       annotations: { readOnlyHint: true, openWorldHint: false },
@@ -49,6 +52,7 @@ export function registerRecall(server: McpServer, ctx: ToolContext): void {
           sessionId: args.session_id,
           limit: args.limit,
           includeSuperseded: false,
+          filter: checkedFilter(args.filter),
         });
         return { data: { results }, text: render(results) };
       }),

@@ -1,9 +1,11 @@
 import { sql, type ExpressionBuilder, type Expression, type SqlBool } from 'kysely';
 import type { Binding } from '../../config.js';
 import { anyOf } from '../../db/arrays.js';
+import { memoryFilterSql } from '../../db/memory-filter.js';
 import type { Database } from '../../db/schema.js';
 import type { ScopeUnit } from '../../db/scope-stats.js';
 import type { subjectIdByExternalId } from '../../domain/anchors.js';
+import type { MemoryFilter } from '../../filter/language.js';
 
 /** Which memories a recall may see, resolved to ids; enforced in SQL by scopeFilter. */
 export interface RecallScope {
@@ -21,6 +23,8 @@ export interface RecallScope {
    */
   mentioned?: { memoryIds: readonly string[]; formedIn: readonly string[] };
   includeSuperseded: boolean;
+  /** The caller's filter (src/filter/language.ts): it only ever narrows what the rest lets through. */
+  filter?: MemoryFilter | null;
 }
 
 /** A scope as recall resolved it before reading: `named` is a subject the scope read looks up by external id. */
@@ -78,6 +82,7 @@ export function scopeFilter(
     eb('m.tenant_id', '=', scope.tenantId),
     ...(scope.includeSuperseded ? [] : [eb('m.status', '=', sql.lit('active'))]),
     eb.or(visible),
+    ...(scope.filter ? [memoryFilterSql(scope.filter)] : []),
   ]);
 }
 
