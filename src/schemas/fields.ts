@@ -97,6 +97,18 @@ export const dateTime = () =>
     return ms >= EARLIEST && ms < LATEST;
   }, 'must be a time between the years 1970 and 9999');
 
+/** A limit in a JSON body: a number, as JSON has them (limit() also takes the query string's text). */
+export const jsonLimit = (fallback: number, max: number) => {
+  const message = `must be a whole number between 1 and ${max}`;
+  return z
+    .number({ error: message })
+    .int(message)
+    .min(1, message)
+    .max(max, message)
+    .default(fallback)
+    .describe(`How many items, 1..${max}`);
+};
+
 /** docs/api.md, "Filters": what a filter says, for REST and the OpenAPI document. */
 const FILTER_DESCRIPTION =
   'Only memories that pass this filter (docs/api.md, "Filters"): {"metadata.topic": "billing"} is short for ' +

@@ -8,6 +8,7 @@ import {
   content,
   cursor,
   dateTime,
+  jsonLimit,
   limit,
   memoryFilter,
   memoryFilterParam,
@@ -75,6 +76,7 @@ export const RecallQuery = z.strictObject({
  * filter. Extended from RecallQuery, so that a field the query gains is a field of the body too.
  */
 export const RecallBody = RecallQuery.extend({
+  limit: jsonLimit(10, 100),
   include_superseded: z.boolean().default(false).describe('true: superseded memories too'),
   filter: memoryFilter.optional(),
 });

@@ -58,6 +58,8 @@ const BAD_STRING_VALUES: unknown[] = [
   ['x'],
   nestedObject(40),
 ];
+// A JSON body's flag is a boolean: the query string's "true" is refused there too.
+const BAD_BOOLEAN_VALUES: unknown[] = [...BAD_STRING_VALUES.filter((v) => typeof v !== 'boolean'), 'true', 1];
 const BAD_ARRAY_VALUES: unknown[] = ['x', 5, {}, null, [], [null], [{}], [NUL], [[[]]], nestedObject(40)];
 const BAD_OBJECT_VALUES: unknown[] = [
   { k: NUL },
@@ -203,7 +205,14 @@ function badBodies(schema: Json, pick: () => number): Json[] {
     const variants = (prop.anyOf as Json[] | undefined) ?? [prop];
     const type = variants.find((v) => v.type !== 'null')?.type as string | undefined;
     const nullable = variants.some((v) => v.type === 'null');
-    const values = type === 'array' ? BAD_ARRAY_VALUES : type === 'object' ? BAD_OBJECT_VALUES : BAD_STRING_VALUES;
+    const values =
+      type === 'array'
+        ? BAD_ARRAY_VALUES
+        : type === 'object'
+          ? BAD_OBJECT_VALUES
+          : type === 'boolean'
+            ? BAD_BOOLEAN_VALUES
+            : BAD_STRING_VALUES;
     for (const value of values) {
       if (nullable && value === null) continue;
       if (pick() < 0.6) bodies.push({ ...base, [name]: value });

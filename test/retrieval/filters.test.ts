@@ -204,6 +204,11 @@ describe(`memory filters on ${engine}`, () => {
       .send({ agent_id: 'a1', query: 'invoice', include_superseded: 'true' });
     expectProblem(flag, 400, 'invalid_request');
     expect(flag.body.errors[0].path).toBe('include_superseded');
+    for (const limit of ['5', true, 0, 2.5]) {
+      const bad = await api.http.post('/v1/memories/recall').set(t.auth).send({ agent_id: 'a1', query: 'x', limit });
+      expectProblem(bad, 400, 'invalid_request');
+      expect(bad.body.errors[0].path).toBe('limit');
+    }
     const typo = await api.http.post('/v1/memories/recall').set(t.auth).send({ agent_id: 'a1', query: 'x', filtr: {} });
     expectProblem(typo, 400, 'invalid_request');
     expect(typo.body.errors[0].path).toBe('filtr');
