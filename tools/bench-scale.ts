@@ -6,7 +6,10 @@
  *   npm run bench:scale -- [--memories 100000] [--tenants 10] [--subjects 1000] [--big-subject 20000]
  *     [--big-agent N (default 100000, at most 40% of --memories)] [--dims 256] [--embedder hash]
  *     [--queries 200] [--scope-seconds 60] [--seconds 10] [--stores 100] [--port 18110]
- *     [--data-dir DIR] [--reuse] [--rebuild] [--build-only] [--url URL [--api-key KEY]] [--json]
+ *     [--data-dir DIR] [--reuse] [--rebuild] [--build-only] [--url URL [--api-key KEY]] [--json] [--filter]
+ *
+ * --filter also times the big subject under a filter (POST /v1/memories/recall): one that lets a
+ * tenth of it through (metadata.topic) and one that lets 5 of 10,000 through (metadata.rare).
  *
  * DATABASE_URL set: Postgres (an empty database, or one only this tool has written); else the
  * embedded database in --data-dir (default: a folder under the OS temp dir named for the sizes).
@@ -45,6 +48,7 @@ const { values } = parseArgs({
     rebuild: { type: 'boolean', default: false },
     'build-only': { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
+    filter: { type: 'boolean', default: false },
   },
 });
 
@@ -110,6 +114,7 @@ try {
     seconds: count('seconds', values.seconds),
     concurrency: (values.concurrency ?? '').split(',').map((c) => count('concurrency', c.trim())),
     stores: count('stores', values.stores),
+    filter: values.filter,
     log,
   });
   const results: Results = {

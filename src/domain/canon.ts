@@ -1,3 +1,5 @@
+import { memoryFilterSql } from '../db/memory-filter.js';
+import type { MemoryFilter } from '../filter/language.js';
 import type { Selectable } from 'kysely';
 import type { z } from 'zod';
 import type { Db } from '../db/connect.js';
@@ -104,9 +106,10 @@ export async function getCanon(db: Db, tenantId: string, id: string): Promise<Ca
 export async function listCanon(
   db: Db,
   tenantId: string,
-  options: { limit: number; cursor?: string | undefined },
+  options: { limit: number; cursor?: string | undefined; filter?: MemoryFilter | null },
 ): Promise<Page<CanonEntry>> {
   let query = canonQuery(db, tenantId);
+  if (options.filter) query = query.where(memoryFilterSql(options.filter, 'memories'));
   if (options.cursor) {
     const [createdAt, id] = decodeTimeIdCursor(options.cursor);
     query = query.where((eb) =>

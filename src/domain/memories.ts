@@ -1,4 +1,6 @@
 import { sql, type Selectable, type SqlBool } from 'kysely';
+import { memoryFilterSql } from '../db/memory-filter.js';
+import type { MemoryFilter } from '../filter/language.js';
 import type { z } from 'zod';
 import type { Binding, Config } from '../config.js';
 import type { Db } from '../db/connect.js';
@@ -251,8 +253,10 @@ export async function anchorProfile(
     cursor?: string | undefined;
     status?: 'active' | 'superseded';
     changedSince?: Date | undefined;
+    filter?: MemoryFilter | null;
   },
 ): Promise<{ memories: Memory[]; more: boolean; nextCursor: string | null }> {
+  const filter = options.filter ?? null;
   const offset = decodeOffsetCursor(options.cursor);
   const now = core.clock();
   const status = options.status ?? 'active';
@@ -266,6 +270,7 @@ export async function anchorProfile(
     .$if(since === undefined || status === 'superseded', (q) => q.where('m.status', '=', status))
     .$if(since !== undefined, (q) => q.where(changedSince(since ?? now)))
     .where(unexpired(now))
+    .$if(filter !== null, (q) => q.where(memoryFilterSql(filter as MemoryFilter)))
     // Superseded memories by when they were replaced, latest first.
     .orderBy(status === 'active' ? effectiveConfidenceSql(now) : sql`m.superseded_at`, 'desc')
     .orderBy('m.id')

@@ -1,3 +1,5 @@
+import { memoryFilterSql } from '../db/memory-filter.js';
+import type { MemoryFilter } from '../filter/language.js';
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import type { Db } from '../db/connect.js';
 import type { Core } from './core.js';
@@ -63,8 +65,9 @@ export async function sessionWithMemories(
   core: Core,
   tenantId: string,
   sessionId: string,
-  options: { limit: number; offset?: number; changedSince?: Date | undefined },
+  options: { limit: number; offset?: number; changedSince?: Date | undefined; filter?: MemoryFilter | null },
 ): Promise<{ session: Session; memories: Memory[]; more: boolean }> {
+  const filter = options.filter ?? null;
   const session = await getSession(core.db, tenantId, sessionId);
   const now = core.clock();
   const rows = await memoriesWithAnchor(core.db)
@@ -73,6 +76,7 @@ export async function sessionWithMemories(
     .where('m.session_id', '=', session.id)
     .where(unexpired(now))
     .$if(options.changedSince !== undefined, (q) => q.where(changedSince(options.changedSince ?? now)))
+    .$if(filter !== null, (q) => q.where(memoryFilterSql(filter as MemoryFilter)))
     .orderBy('m.created_at')
     .orderBy('m.id')
     .offset(options.offset ?? 0)

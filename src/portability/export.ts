@@ -1,5 +1,7 @@
 import { sql, type Compilable, type Transaction, type WhereInterface } from 'kysely';
+import { memoryFilterSql } from '../db/memory-filter.js';
 import type { Database } from '../db/schema.js';
+import type { MemoryFilter } from '../filter/language.js';
 import { memoryVisibleTo } from '../domain/agent-binding.js';
 import { auditColumns, eventVisibleTo } from '../domain/audit.js';
 import type { Core } from '../domain/core.js';
@@ -33,6 +35,8 @@ export interface ExportOptions {
    * and their events are left out, as every other route leaves them out. Unset: the whole tenant.
    */
   agents?: readonly string[] | null;
+  /** Only the memories and canon entries that pass it (docs/api.md, "Filters"); anchors and sessions whole. */
+  filter?: MemoryFilter | null;
   /** Called as records are written, with how many of the snapshot's records there are in all. */
   onProgress?: (done: number, total: number) => void;
 }
@@ -145,7 +149,13 @@ async function countRows(trx: Trx, tenantId: string, options: ExportOptions): Pr
 const onlyVisibleMemories =
   (options: ExportOptions) =>
   <Q extends WhereInterface<Database & { m: Database['memories'] }, 'm'>>(query: Q): Q =>
-    options.agents ? (query.where(memoryVisibleTo(options.agents)) as Q) : query;
+    passing(options, options.agents ? (query.where(memoryVisibleTo(options.agents)) as Q) : query);
+
+/** Keeps of a query on memories `m` those that pass the export's filter, if it has one. */
+const passing = <Q extends WhereInterface<Database & { m: Database['memories'] }, 'm'>>(
+  options: ExportOptions,
+  query: Q,
+): Q => (options.filter ? (query.where(memoryFilterSql(options.filter)) as Q) : query);
 
 /** The tenant's audit events the export may show, by the same rule as GET /v1/audit. */
 function visibleEvents(trx: Trx, tenantId: string, options: ExportOptions) {
@@ -237,6 +247,7 @@ export async function exportTenant(
       const canon = memoryColumns(trx)
         .where('m.tenant_id', '=', tenantId)
         .where('m.binding', '=', 'canon')
+        .$call((q) => passing(options, q))
         .orderBy('m.seq');
       for await (const r of cursorRows(trx, 'export_canon', canon)) {
         const record: CanonRecord = { type: 'canon', ...memoryFields(r) };

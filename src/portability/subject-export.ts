@@ -4,6 +4,8 @@ import type { Actor, Core } from '../domain/core.js';
 import { MEMORY_COLUMNS, memoriesWithAnchor, toMemory, type Memory } from '../domain/memories.js';
 import { anchorSessions, type Session } from '../domain/sessions.js';
 import { sql } from 'kysely';
+import { memoryFilterSql } from '../db/memory-filter.js';
+import type { MemoryFilter } from '../filter/language.js';
 
 /**
  * Everything bound to one subject, for the subject (access and portability, beside erasure): the
@@ -19,7 +21,13 @@ export interface SubjectExport {
   memories: (Memory & { mentioned_in_sessions: string[] })[];
 }
 
-export async function exportSubject(core: Core, actor: Actor, anchorId: string): Promise<SubjectExport> {
+/** `filter`: only the memories that pass it (docs/api.md, "Filters"); the anchor and its sessions whole. */
+export async function exportSubject(
+  core: Core,
+  actor: Actor,
+  anchorId: string,
+  filter: MemoryFilter | null = null,
+): Promise<SubjectExport> {
   return core.db
     .transaction()
     .setIsolationLevel('repeatable read')
@@ -35,6 +43,7 @@ export async function exportSubject(core: Core, actor: Actor, anchorId: string):
         ])
         .where('m.tenant_id', '=', actor.tenantId)
         .where('m.anchor_id', '=', anchor.id)
+        .$if(filter !== null, (q) => q.where(memoryFilterSql(filter as MemoryFilter)))
         .orderBy('m.seq')
         .execute();
       const now = core.clock();

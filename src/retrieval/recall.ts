@@ -10,10 +10,11 @@ import { resolvePlacement } from '../domain/placement.js';
 import { mentionedIn } from '../domain/session-memories.js';
 import { effectiveConfidence } from '../domain/decay.js';
 import { AppError, outageError } from '../errors.js';
+import type { MemoryFilter } from '../filter/language.js';
 import { FUSION, fuse, type ScoreDetails } from './fusion.js';
 import { candidatesQuery, type CandidateRow, type PartQuery } from './queries/candidates.js';
 import { chosenMemoriesQuery } from './queries/fetch.js';
-import { vectorNeighbours } from './queries/nearest.js';
+import { filteredNeighbours, vectorNeighbours } from './queries/nearest.js';
 import type { Part, RecallScope, ScopeToRead } from './queries/scope.js';
 import {
   PREPARED_SCOPE_MAX,
@@ -35,12 +36,18 @@ export interface RecallInput {
   includeSuperseded: boolean;
   /** Answer as the service would have at this moment (docs/api.md "Time"); now when left out. */
   asOf?: Date | undefined;
+  /** Only memories that pass it (src/filter/language.ts), in every leg of the ranking. */
+  filter?: MemoryFilter | null | undefined;
 }
 
 export type RecallResult = Memory & { score: number; score_details: ScoreDetails };
 
 /** A large part's candidates: its nearest memories (exact scan or HNSW), then the lookup statement. */
 async function rankLarge(q: PartQuery, exactScanMax: number): Promise<CandidateRow[]> {
+  if (q.scope.filter && q.stats.docs > exactScanMax) {
+    const nearest = await filteredNeighbours(q, exactScanMax);
+    return (await candidatesQuery({ ...q, nearest: nearest.map((r) => r.id) }).execute(q.db)).rows;
+  }
   const plan = q.stats.docs <= exactScanMax ? 'exact' : 'hnsw';
   const neighbours = (db: Db) => vectorNeighbours({ ...q, db, plan });
   // The HNSW settings are local to a transaction, so that they end with it.
@@ -73,7 +80,9 @@ const readWhole = (stats: ScopeStats, scope: RecallScope): boolean =>
  */
 async function readScope(q: ScopeReadInput): Promise<{ scope: RecallScope; parts: ReadPart[] }> {
   const { scope, named } = q.toRead;
-  const rows = (await executePrepared(q.db, scopeReadStatement(q).compile(q.db))).rows;
+  const statement = scopeReadStatement(q).compile(q.db);
+  // A filter's shape is in the text: prepared, each would stay in every connection's cache.
+  const rows = (await (scope.filter ? q.db.executeQuery(statement) : executePrepared(q.db, statement))).rows;
   const headers = new Map<number, ScopeReadHeader>();
   const memories = q.parts.map((): ScannedMemory[] => []);
   for (const r of rows) {
@@ -179,6 +188,7 @@ async function resolveScope(conn: Db, actor: Actor, input: RecallInput, now: Dat
     includeSuperseded: input.includeSuperseded,
     now,
     ...(input.asOf ? { asOf: input.asOf } : {}),
+    ...(input.filter ? { filter: input.filter } : {}),
   };
   const externalId =
     input.sessionId === undefined && input.anchor.anchorId === undefined ? input.anchor.anchorExternalId : undefined;

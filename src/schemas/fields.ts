@@ -1,6 +1,7 @@
 import { z } from 'zod';
 // Plain messages for every schema below, wherever it is parsed.
 import './messages.js';
+import { parseFilter } from '../filter/language.js';
 
 /** Field schemas shared by REST bodies, query strings and MCP tool inputs. */
 
@@ -95,3 +96,47 @@ export const dateTime = () =>
     const ms = Date.parse(s);
     return ms >= EARLIEST && ms < LATEST;
   }, 'must be a time between the years 1970 and 9999');
+
+/** A limit in a JSON body: a number, as JSON has them (limit() also takes the query string's text). */
+export const jsonLimit = (fallback: number, max: number) => {
+  const message = `must be a whole number between 1 and ${max}`;
+  return z
+    .number({ error: message })
+    .int(message)
+    .min(1, message)
+    .max(max, message)
+    .default(fallback)
+    .describe(`How many items, 1..${max}`);
+};
+
+/** docs/api.md, "Filters": what a filter says, for REST and the OpenAPI document. */
+const FILTER_DESCRIPTION =
+  'Only memories that pass this filter (docs/api.md, "Filters"): {"metadata.topic": "billing"} is short for ' +
+  '{"metadata.topic": {"$eq": "billing"}}; operators $eq $ne $in $nin $gt $gte $lt $lte $exists on ' +
+  'metadata.<key> and on agent_id, binding, occurred_at, created_at, pinned; $and, $or, $not to combine';
+
+function checkFilter(value: unknown, ctx: z.RefinementCtx): void {
+  const parsed = parseFilter(value);
+  if (!parsed.ok) ctx.addIssue({ code: 'custom', path: parsed.issue.path, message: parsed.issue.message });
+}
+
+/** A filter as a JSON value (a body, an MCP argument); its tree is read with checkedFilter. */
+export const memoryFilter = z.record(z.string(), z.unknown()).superRefine(checkFilter).describe(FILTER_DESCRIPTION);
+
+/** The longest filter a query string may carry. */
+export const FILTER_PARAM_MAX_LENGTH = 8000;
+
+/** A filter in a query string: the same JSON, URL-encoded. */
+export const memoryFilterParam = text()
+  .max(FILTER_PARAM_MAX_LENGTH, `must be at most ${FILTER_PARAM_MAX_LENGTH} characters`)
+  .transform((s, ctx): unknown => {
+    try {
+      const value: unknown = JSON.parse(s);
+      checkFilter(value, ctx);
+      return value;
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'must be a JSON object' });
+      return z.NEVER;
+    }
+  })
+  .describe(`${FILTER_DESCRIPTION}. JSON, URL-encoded`);

@@ -8,7 +8,10 @@ import {
   content,
   cursor,
   dateTime,
+  jsonLimit,
   limit,
+  memoryFilter,
+  memoryFilterParam,
   metadata,
   text,
   uuid,
@@ -139,6 +142,23 @@ export const RecallQuery = z.strictObject({
     ),
 });
 
+/**
+ * POST /v1/memories/recall: the GET query's fields, as JSON (a flag is a boolean, not "true"), and a
+ * filter. Extended from RecallQuery, so that a field the query gains is a field of the body too.
+ */
+export const RecallBody = RecallQuery.extend({
+  limit: jsonLimit(10, 100),
+  include_superseded: z.boolean().default(false).describe('true: superseded memories too'),
+  filter: memoryFilter.optional(),
+});
+
+/** A list of memories: a page of it, and a filter (docs/api.md, "Filters"). */
+export const FilteredPageQuery = z.strictObject({
+  limit: limit(50, 200),
+  cursor: cursor.optional(),
+  filter: memoryFilterParam.optional(),
+});
+
 export const CreateAnchorBody = z.strictObject({
   anchor_external_id: anchorExternalId,
   name: text().trim().min(1).max(200).optional(),
@@ -160,8 +180,8 @@ export const PurgeQuery = z.strictObject({
 
 export const PageQuery = z.strictObject({ limit: limit(50, 200), cursor: cursor.optional() });
 
-/** A list of memories: a page, optionally of what changed since a time only. */
-export const MemoryPageQuery = PageQuery.extend({
+/** A list of memories: a page, filtered, optionally of what changed since a time only. */
+export const MemoryPageQuery = FilteredPageQuery.extend({
   changed_since: dateTime()
     .optional()
     .describe(

@@ -213,6 +213,7 @@ const SCOPE_TABLE: {
   { method: 'get', path: '/v1/canon/{id}', access: 'any' },
   { method: 'get', path: '/v1/keys/current', access: 'any' },
   { method: 'get', path: '/v1/memories/recall', access: 'read' },
+  { method: 'post', path: '/v1/memories/recall', access: 'read' },
   { method: 'get', path: '/v1/memories/{id}', access: 'read' },
   { method: 'get', path: '/v1/memories/{id}/history', access: 'read' },
   { method: 'get', path: '/v1/anchors', access: 'read' },

@@ -333,6 +333,28 @@ const CASES: Record<string, Case[]> = {
           .query({ agent_id: 'agent-a', query: 'vault code safe', session_id: c.w.sessionId, limit: 100 }),
     },
   ],
+  recallMemoriesPost: [
+    {
+      label: 'POST /v1/memories/recall as agent B',
+      send: (c) => c.w.api.http.post('/v1/memories/recall').set(c.auth).send({ agent_id: 'agent-b', query: 'vault' }),
+    },
+    {
+      label: "POST /v1/memories/recall as agent A, filtered on agent B and on private memories, with B's session",
+      send: (c) =>
+        c.w.api.http
+          .post('/v1/memories/recall')
+          .set(c.auth)
+          .send({
+            agent_id: 'agent-a',
+            query: 'vault code safe',
+            session_id: c.w.sessionId,
+            limit: 100,
+            filter: {
+              $or: [{ agent_id: 'agent-b' }, { binding: 'private' }, { 'metadata.secret': { $exists: true } }],
+            },
+          }),
+    },
+  ],
   getMemory: [
     {
       label: 'GET /v1/memories/{id}',

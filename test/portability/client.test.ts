@@ -77,6 +77,36 @@ describe(`agent-memory/client against a live server on ${engine}`, () => {
     ).toEqual(['header', 'anchor', 'memory', 'end']);
   });
 
+  it('recalls with a filter through POST, typed', async () => {
+    const client = await tenantClient();
+    const body = (content: string, topic: string) => ({
+      body: { agent_id: 'support-bot', content, anchor_external_id: 'cust-7', metadata: { topic } },
+    });
+    const billing = await ok(client.POST('/v1/memories', body('Invoice 12 is unpaid', 'billing')));
+    await ok(client.POST('/v1/memories', body('Prefers the phone', 'contact')));
+    const recalled = await ok(
+      client.POST('/v1/memories/recall', {
+        body: {
+          agent_id: 'support-bot',
+          query: 'invoice phone',
+          anchor_external_id: 'cust-7',
+          filter: { 'metadata.topic': { $in: ['billing'] } },
+        },
+      }),
+    );
+    expect(RecallResponse.strict().parse(recalled)).toEqual(recalled);
+    expect(recalled.results.map((r) => r.id)).toEqual([billing.id]);
+    const profile = await ok(
+      client.GET('/v1/anchors/{id}/memories', {
+        params: {
+          path: { id: billing.anchor_id ?? '' },
+          query: { filter: JSON.stringify({ 'metadata.topic': 'contact' }) },
+        },
+      }),
+    );
+    expect(profile.memories.map((m) => m.content)).toEqual(['Prefers the phone']);
+  });
+
   it('throws the problem, typed, for a failed call', async () => {
     const client = await tenantClient();
     const missing = await client.GET('/v1/anchors/{id}', {

@@ -9,6 +9,7 @@ import { candidatesQuery, LEXICAL_BUDGET } from '../../src/retrieval/queries/can
 import type { RecallScope, ScopeToRead } from '../../src/retrieval/queries/scope.js';
 import { PREPARED_SCOPE_MAX, scopeReadStatement } from '../../src/retrieval/queries/scope-read.js';
 import { recall } from '../../src/retrieval/recall.js';
+import { checkedFilter, type MemoryFilter } from '../../src/filter/language.js';
 import { pino } from 'pino';
 import request from 'supertest';
 import { createApp } from '../../src/app.js';
@@ -28,6 +29,15 @@ const SESSIONS = 100;
 const ROW_BOUND = 5_000;
 /** A typical subject beside the big one, recalled by prepared statements (PREPARED_SCOPE_MAX). */
 const SMALL = 100;
+/** Memories of the big subject that the selective filter lets through, and the broad filter's. */
+const NEEDLES = 5;
+const needle = (i: number) => i % 4000 === 1234;
+const third = (i: number) => Math.floor(i / SESSIONS) % 3 === 0;
+const SELECTIVE = { 'metadata.tag': 'needle' };
+// About a third of the subject: beyond the exact scan's bound, so HNSW serves it.
+const BROAD = { 'metadata.third': true };
+const SELECTIVE_TREE = checkedFilter(SELECTIVE) as MemoryFilter;
+const BROAD_TREE = checkedFilter(BROAD) as MemoryFilter;
 
 const WORDS = (
   'account address agenda apple balance battery billing blue booking budget cable calendar camera ' +
@@ -120,7 +130,10 @@ describe(`recall's cost on ${engine}`, () => {
               confidence: 0.7,
               decay_rate: 0.01,
               superseded_by: null,
-              metadata: '{}',
+              metadata: JSON.stringify({
+                ...(needle(start + j) ? { tag: 'needle' } : {}),
+                ...(third(start + j) ? { third: true } : {}),
+              }),
               embedding: vectorParam(vectors[start + j] as Float32Array),
               embedder: core.embedder.id,
               created_at: now,
@@ -165,7 +178,7 @@ describe(`recall's cost on ${engine}`, () => {
     await iso?.drop();
   });
 
-  async function rowsPerStatement(query: string): Promise<{ rows: number; results: number }[]> {
+  async function rowsPerStatement(query: string, filter?: MemoryFilter): Promise<{ rows: number; results: number }[]> {
     // Queries embedded in a statement are compiled under its id too: the statement is the longest.
     const compiled = new Map<unknown, CompiledQuery[]>();
     const captured: CompiledQuery[] = [];
@@ -194,8 +207,9 @@ describe(`recall's cost on ${engine}`, () => {
       anchor: { anchorExternalId: 'big-subject' },
       limit: 10,
       includeSuperseded: false,
+      filter,
     });
-    expect(results.length).toBe(10);
+    expect(results.length).toBe(filter === undefined || filter === BROAD_TREE ? 10 : NEEDLES);
     // Replayed in order in one transaction, so that what a statement sets holds for the next.
     return api.core.db.transaction().execute(async (trx) => {
       const out: { rows: number; results: number }[] = [];
@@ -226,6 +240,40 @@ describe(`recall's cost on ${engine}`, () => {
       expect(statements.length).toBeGreaterThanOrEqual(3);
       for (const rows of reads) expect({ query, rows, bounded: rows <= ROW_BOUND }).toMatchObject({ bounded: true });
     }
+  });
+
+  it(`reads at most ${ROW_BOUND} memories in each statement with a filter, selective or broad`, async () => {
+    for (const [label, filter] of [
+      ['selective', SELECTIVE_TREE],
+      ['broad', BROAD_TREE],
+    ] as const) {
+      const reads = (await rowsPerStatement('billing address for the hotel booking', filter)).map((s) => s.rows);
+      console.log(`bounded: ${label} filter: memories rows read per statement ${JSON.stringify(reads)}`);
+      for (const rows of reads) expect({ label, rows, bounded: rows <= ROW_BOUND }).toMatchObject({ bounded: true });
+    }
+  });
+
+  it(`recalls the ${NEEDLES} of the ${MEMORIES} memories a filter lets through, whatever the query`, async () => {
+    for (const query of ['billing address for the hotel booking', 'zeppelin invoice kitchen']) {
+      const results = await recall(api.core, actor, {
+        agentId: 'agent-1',
+        query,
+        anchor: { anchorExternalId: 'big-subject' },
+        limit: 10,
+        includeSuperseded: false,
+        filter: SELECTIVE_TREE,
+      });
+      expect(results.map((r) => r.metadata.tag)).toEqual(Array.from({ length: NEEDLES }, () => 'needle'));
+    }
+    const broad = await recall(api.core, actor, {
+      agentId: 'agent-1',
+      query: 'billing address for the hotel booking',
+      anchor: { anchorExternalId: 'big-subject' },
+      limit: 10,
+      includeSuperseded: false,
+      filter: BROAD_TREE,
+    });
+    expect(broad.map((r) => r.metadata.third)).toEqual(Array.from({ length: 10 }, () => true));
   });
 
   /** A subject of this test's tenant as recall sees it, with a query's vector and the scope's statistics. */

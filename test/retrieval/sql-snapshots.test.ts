@@ -14,7 +14,8 @@ import type { Database } from '../../src/db/schema.js';
 import { subjectIdByExternalId } from '../../src/domain/anchors.js';
 import { candidatesQuery } from '../../src/retrieval/queries/candidates.js';
 import { chosenMemoriesQuery } from '../../src/retrieval/queries/fetch.js';
-import { exactNearestQuery, nearestQuery } from '../../src/retrieval/queries/nearest.js';
+import { boundedExactNearestQuery, exactNearestQuery, nearestQuery } from '../../src/retrieval/queries/nearest.js';
+import { checkedFilter } from '../../src/filter/language.js';
 import type { RecallScope } from '../../src/retrieval/queries/scope.js';
 import { scopeReadStatement } from '../../src/retrieval/queries/scope-read.js';
 
@@ -62,6 +63,17 @@ const inSession: RecallScope = {
 const stats = { docs: 250_000, totalLen: 2_500_000 };
 const part = { db, dimensions, scope: inSession, part: 'subject' as const, stats, text, embedding, depth: 50 };
 
+/** A filter with every kind of condition (docs/api.md, "Filters"): where it lands in each statement. */
+const filter = checkedFilter({
+  'metadata.topic': { $in: ['billing', 'refunds'] },
+  $or: [{ 'metadata.priority': { $gte: 2 } }, { 'metadata.note': { $lt: '2025-01-01' } }],
+  $not: { binding: 'canon' },
+  'metadata.resolved': { $exists: false },
+  occurred_at: { $gte: '2025-01-01T00:00:00Z' },
+  pinned: { $ne: true },
+});
+const filtered = { ...part, scope: { ...inSession, filter } };
+
 /** Each statement recall sends, in the order a recall sends them, by its snapshot's name. */
 const STATEMENTS: Record<string, () => CompiledQuery<unknown>> = {
   // A subject named by external id alone: the first statement of the most common recall.
@@ -85,6 +97,17 @@ const STATEMENTS: Record<string, () => CompiledQuery<unknown>> = {
     }).compile(db),
   'nearest-hnsw': () => nearestQuery(part).compile(),
   'nearest-exact': () => exactNearestQuery(part).compile(),
+  // Under a filter: the scope read with it, and the exact side of a large part's vector search.
+  'scope-read-filtered': () =>
+    scopeReadStatement({
+      db,
+      dimensions,
+      toRead: { scope: filtered.scope },
+      parts: ['subject', 'canon'],
+      text,
+      embedding,
+    }).compile(db),
+  'nearest-exact-filtered': () => boundedExactNearestQuery(filtered, 20_000).compile(),
   candidates: () =>
     candidatesQuery({
       ...part,

@@ -11,6 +11,7 @@ import { contentKey } from '../../src/domain/text.js';
 import { hashEmbed } from '../../src/embedding/hash.js';
 import { startCore, type Running } from '../../src/start-core.js';
 import { recall } from '../../src/retrieval/recall.js';
+import { checkedFilter } from '../../src/filter/language.js';
 import { prepareDataset, type Dataset } from '../../tools/bench-scale/dataset.js';
 import {
   AGENT_BIG,
@@ -182,6 +183,45 @@ describe('bench:scale dataset', () => {
 });
 
 describe('bench:scale measurement', () => {
+  it('times the big subject under filters, and the filtered recalls return only what passes', async () => {
+    const server: Server = createApp(running.core).listen(0, '127.0.0.1');
+    await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const measured = await measure(`http://127.0.0.1:${port}`, dataset.apiKey, dataset.marker.sizes, {
+        queries: 3,
+        scopeSeconds: 5,
+        seconds: 0.2,
+        concurrency: [1],
+        stores: 1,
+        filter: true,
+        log: quiet,
+      });
+      const filtered = measured.recall.filter((r) => r.label.includes('filter'));
+      expect(filtered.map((r) => [r.label, r.size, r.latency.errors])).toEqual([
+        [`${SUBJECT_BIG}, topic filter`, 4, 0],
+        [`${SUBJECT_BIG}, rare filter`, 1, 0],
+      ]);
+      for (const [filter, passing] of [
+        [{ 'metadata.topic': 't3' }, 4],
+        [{ 'metadata.rare': true }, 1],
+      ] as const) {
+        const results = await recall(running.core, actor, {
+          agentId: AGENT_READER,
+          query: 'customer order payment',
+          anchor: { anchorExternalId: SUBJECT_BIG },
+          limit: 100,
+          includeSuperseded: false,
+          filter: checkedFilter(filter),
+        });
+        expect(results.filter((r) => r.binding === 'anchored')).toHaveLength(passing);
+        expect(results.every((r) => r.binding === 'anchored')).toBe(true);
+      }
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
   it('times every scope over HTTP and ends with one JSON line holding the agreed keys', async () => {
     const server: Server = createApp(running.core).listen(0, '127.0.0.1');
     await new Promise<void>((resolve) => server.once('listening', () => resolve()));

@@ -78,7 +78,7 @@ async function insertMemories(db: Db, core: Core, seeds: MemorySeed[], last: Map
       confidence, decay_rate, superseded_by, metadata, embedding, window_embedding, embedder, created_at, updated_at,
       last_reinforced_at)
     SELECT u.tenant_id, u.id, u.agent_id, u.content, u.content_key, u.concepts, u.binding, u.anchor_id, u.session_id,
-      u.confidence, u.decay_rate, NULL, '{}'::jsonb, u.embedding::vector, u.window_embedding::vector, ${core.embedder.id},
+      u.confidence, u.decay_rate, NULL, u.metadata, u.embedding::vector, u.window_embedding::vector, ${core.embedder.id},
       u.created_at, u.created_at, u.created_at
     FROM unnest(
       ${column((s) => s.tenantId)}::uuid[], ${column((s) => s.id)}::uuid[], ${column((s) => s.agentId)}::text[],
@@ -87,9 +87,9 @@ async function insertMemories(db: Db, core: Core, seeds: MemorySeed[], last: Map
       ${column((s) => (s.binding === 'canon' ? 1 : core.config.initialConfidence))}::float8[],
       ${column((s) => decay[s.binding])}::float8[],
       ${column((_, i) => toVectorLiteral(vectors[i] as Float32Array))}::text[], ${windows}::text[],
-      ${column((s) => s.createdAt.toISOString())}::timestamptz[]
+      ${column((s) => s.createdAt.toISOString())}::timestamptz[], ${column((s) => s.metadata)}::jsonb[]
     ) WITH ORDINALITY AS u(tenant_id, id, agent_id, content, content_key, concepts, binding, anchor_id, session_id,
-      confidence, decay_rate, embedding, window_embedding, created_at, n)
+      confidence, decay_rate, embedding, window_embedding, created_at, metadata, n)
     ORDER BY u.n`.execute(db);
 }
 

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import { AGENT_BIG, AGENT_READER, SUBJECT_BIG, midSubject, storeSubject, typicalSubject, type Sizes } from './plan.js';
+import { BIG_SUBJECT_RARE_EVERY, BIG_SUBJECT_TOPICS } from './rows.js';
 import { prng, query, sentence } from './text.js';
 
 export interface Client {
@@ -90,16 +91,38 @@ export interface Scope {
   label: string;
   size: number;
   params(i: number): Record<string, string>;
+  /** A filter (docs/api.md, "Filters"): the recall is then a POST with it; `size` is how many pass. */
+  filter?: Record<string, unknown>;
 }
 
-/** The measured tenant's scopes from ~100 memories up to the big agent's private ones. */
-export function scopes(sizes: Sizes): Scope[] {
+/**
+ * The measured tenant's scopes from ~100 memories up to the big agent's private ones; with
+ * `filtered`, the big subject under a filter that lets a tenth of it through, and one that lets 5 of
+ * 10,000 through, after it.
+ */
+export function scopes(sizes: Sizes, filtered = false): Scope[] {
   const l = sizes.layout;
   const subject = (externalId: string) => () => ({ agent_id: AGENT_READER, anchor_external_id: externalId });
   return [
     { label: `subject-typical-* (${l.typicalSubjects})`, size: l.typicalSize, params: typicalParams(l) },
     ...l.midSubjects.map((size) => ({ label: midSubject(size), size, params: subject(midSubject(size)) })),
     { label: SUBJECT_BIG, size: sizes.bigSubject, params: subject(SUBJECT_BIG) },
+    ...(filtered
+      ? [
+          {
+            label: `${SUBJECT_BIG}, topic filter`,
+            size: Math.ceil(sizes.bigSubject / BIG_SUBJECT_TOPICS),
+            params: subject(SUBJECT_BIG),
+            filter: { 'metadata.topic': 't3' },
+          },
+          {
+            label: `${SUBJECT_BIG}, rare filter`,
+            size: Math.ceil(sizes.bigSubject / BIG_SUBJECT_RARE_EVERY),
+            params: subject(SUBJECT_BIG),
+            filter: { 'metadata.rare': true },
+          },
+        ]
+      : []),
     { label: `${AGENT_BIG} (private)`, size: sizes.bigAgent, params: () => ({ agent_id: AGENT_BIG }) },
   ];
 }
@@ -127,14 +150,23 @@ export async function recallLatency(
   afterWarmUp: () => Promise<void> = () => Promise.resolve(),
 ): Promise<Latencies> {
   const random = prng(seed);
-  for (let i = 0; i < 3; i++) await c.request('GET', recallPath(scope.params(i), query(random)));
+  const send = (i: number) =>
+    scope.filter
+      ? timed(c, 'POST', '/v1/memories/recall', {
+          ...scope.params(i),
+          query: query(random),
+          limit: 10,
+          filter: scope.filter,
+        })
+      : timed(c, 'GET', recallPath(scope.params(i), query(random)));
+  for (let i = 0; i < 3; i++) await send(i);
   await afterWarmUp();
   const samples: number[] = [];
   let errors = 0;
   const deadline = performance.now() + budgetSeconds * 1000;
   for (let i = 0; i < queries; i++) {
     if (i >= 10 && performance.now() > deadline) break;
-    const r = await timed(c, 'GET', recallPath(scope.params(i), query(random)));
+    const r = await send(i);
     if (r.status === 200) samples.push(r.ms);
     else errors++;
   }

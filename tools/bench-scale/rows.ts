@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { identityText } from '../../src/beliefs/near-duplicate.js';
 import type { Binding } from '../../src/config.js';
-import { memoriesOf, type Plan } from './plan.js';
+import { memoriesOf, SUBJECT_BIG, type Plan } from './plan.js';
 import { prng, sentence } from './text.js';
 
 /** One memory as the loader writes it; everything else in its row follows from config and embedder. */
@@ -14,6 +14,20 @@ export interface MemorySeed {
   anchorId: string | null;
   sessionId: string | null;
   createdAt: Date;
+  /** Its metadata as JSON: '{}' but in the big subject, whose memories the filtered recalls pick by it. */
+  metadata: string;
+}
+
+/** The big subject's metadata topics: a filter on one of them lets a tenth of it through. */
+export const BIG_SUBJECT_TOPICS = 10;
+/** One memory in this many of the big subject is marked rare: 5 of 10,000. */
+export const BIG_SUBJECT_RARE_EVERY = 2000;
+
+function bigSubjectMetadata(k: number): string {
+  return JSON.stringify({
+    topic: `t${k % BIG_SUBJECT_TOPICS}`,
+    ...(k % BIG_SUBJECT_RARE_EVERY === 7 ? { rare: true } : {}),
+  });
 }
 
 const MEMORY_GAP_MS = 90_000;
@@ -54,18 +68,28 @@ export function* memorySeeds(plan: Plan): Generator<MemorySeed> {
         anchorId: null,
         sessionId: null,
         createdAt: new Date(Date.now() - 400 * 86_400_000),
+        metadata: '{}',
       };
     }
   }
   for (const subject of plan.subjects) {
     const tenantId = plan.tenantIds[subject.tenant] as string;
     const seen = new Set<string>();
+    let k = 0;
+    const metadata = () => (subject.externalId === SUBJECT_BIG ? bigSubjectMetadata(k++) : '{}');
     for (const session of subject.sessions) {
       let at = session.startedAt.getTime();
       const base = { tenantId, agentId: session.agentId, anchorId: subject.id, sessionId: session.id };
       for (let i = 0; i < session.anchored + session.sessionBound; i++) {
         const binding: Binding = i < session.anchored ? 'anchored' : 'session';
-        yield { ...base, id: randomUUID(), content: unique(seen), binding, createdAt: new Date((at += MEMORY_GAP_MS)) };
+        yield {
+          ...base,
+          id: randomUUID(),
+          content: unique(seen),
+          binding,
+          createdAt: new Date((at += MEMORY_GAP_MS)),
+          metadata: metadata(),
+        };
       }
     }
   }
@@ -84,6 +108,7 @@ export function* memorySeeds(plan: Plan): Generator<MemorySeed> {
         anchorId: null,
         sessionId: null,
         createdAt: new Date((at += gap)),
+        metadata: '{}',
       };
     }
   }

@@ -18,6 +18,8 @@ export interface MeasureOptions {
   seconds: number;
   concurrency: number[];
   stores: number;
+  /** Also time the big subject under filters (scopes). */
+  filter?: boolean;
   log: (line: string) => void;
 }
 
@@ -32,7 +34,7 @@ export async function measure(
   try {
     const recall: Results['recall'] = [];
     let typicalMeans: Results['typicalMeans'] = null;
-    for (const [i, scope] of scopes(sizes).entries()) {
+    for (const [i, scope] of scopes(sizes, options.filter ?? false).entries()) {
       options.log(`recall: ${scope.label} (${scope.size} memories)`);
       // The first scope, the typical subjects: where its time goes, from the server's own metrics.
       let before: ServerRecalls | undefined;

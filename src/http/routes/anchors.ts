@@ -4,6 +4,7 @@ import { anchorProfile } from '../../domain/memories.js';
 import { purgeAnchor } from '../../domain/purge.js';
 import { listAnchorSessions } from '../../domain/sessions.js';
 import { AppError } from '../../errors.js';
+import { checkedFilter } from '../../filter/language.js';
 import {
   AnchorProfileQuery,
   CreateAnchorBody,
@@ -97,6 +98,7 @@ export const anchorRoutes = [
         cursor: query.cursor,
         status: query.status,
         changedSince: query.changed_since === undefined ? undefined : new Date(query.changed_since),
+        filter: checkedFilter(query.filter),
       });
       return {
         status: 200,

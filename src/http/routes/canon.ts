@@ -1,5 +1,6 @@
 import { deleteCanon, getCanon, listCanon, writeCanon } from '../../domain/canon.js';
-import { IdParams, PageQuery, WriteCanonBody } from '../../schemas/inputs.js';
+import { checkedFilter } from '../../filter/language.js';
+import { FilteredPageQuery, IdParams, WriteCanonBody } from '../../schemas/inputs.js';
 import { AGENT_REFUSED, CanonObject, EMBEDDING_UNAVAILABLE, listOf, ProblemObject } from '../../schemas/objects.js';
 import { route } from '../route.js';
 
@@ -35,10 +36,14 @@ export const canonRoutes = [
     summary: "The tenant's canon, oldest first",
     tag: 'canon',
     access: 'any',
-    query: PageQuery,
+    query: FilteredPageQuery,
     responses: { 200: { description: 'A page of canon', schema: listOf('canon', CanonObject) } },
     handle: async ({ core, actor, query }) => {
-      const page = await listCanon(core.db, actor.tenantId, query);
+      const page = await listCanon(core.db, actor.tenantId, {
+        limit: query.limit,
+        cursor: query.cursor,
+        filter: checkedFilter(query.filter),
+      });
       return { status: 200, body: { canon: page.items, next_cursor: page.nextCursor } };
     },
   }),

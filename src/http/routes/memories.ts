@@ -1,10 +1,12 @@
 import { z } from 'zod';
 import { correctMemory } from '../../domain/correct.js';
 import { changeLife, type LifeInput } from '../../domain/life.js';
+import type { Actor, Core } from '../../domain/core.js';
 import { deleteMemory, getMemory, getMemoryHistory } from '../../domain/memories.js';
 import { measuredRecall, measuredStore } from '../../domain/measured.js';
 import { storedMemory } from '../../domain/store.js';
-import { CorrectMemoryBody, IdParams, RecallQuery, StoreMemoryBody } from '../../schemas/inputs.js';
+import { checkedFilter } from '../../filter/language.js';
+import { CorrectMemoryBody, IdParams, RecallBody, RecallQuery, StoreMemoryBody } from '../../schemas/inputs.js';
 import {
   AGENT_REFUSED,
   AuditEventObject,
@@ -27,6 +29,33 @@ const lifeOf = (body: {
   ttlSeconds: body.ttl_seconds,
   pinned: body.pinned,
 });
+
+const RECALL_RESPONSES = {
+  200: { description: 'Ranked by score, highest first', schema: RecallResponse },
+  403: AGENT_REFUSED,
+  404: { description: 'Unknown anchor_id or session_id', schema: ProblemObject },
+  409: { description: 'anchor and session name different subjects', schema: ProblemObject },
+  503: EMBEDDING_UNAVAILABLE,
+};
+
+/** One recall for either door of the route: the query string's fields, or the body's with a filter. */
+async function recallWith(
+  core: Core,
+  actor: Actor,
+  input: z.infer<typeof RecallQuery> & { filter?: Record<string, unknown> | undefined },
+) {
+  const results = await measuredRecall(core, actor, {
+    agentId: input.agent_id,
+    query: input.query,
+    anchor: { anchorId: input.anchor_id, anchorExternalId: input.anchor_external_id },
+    sessionId: input.session_id,
+    limit: input.limit,
+    includeSuperseded: input.include_superseded,
+    asOf: input.as_of === undefined ? undefined : new Date(input.as_of),
+    filter: checkedFilter(input.filter),
+  });
+  return { results };
+}
 
 export const memoryRoutes = [
   route({
@@ -67,25 +96,19 @@ export const memoryRoutes = [
     tag: 'memories',
     access: 'read',
     query: RecallQuery,
-    responses: {
-      200: { description: 'Ranked by score, highest first', schema: RecallResponse },
-      403: AGENT_REFUSED,
-      404: { description: 'Unknown anchor_id or session_id', schema: ProblemObject },
-      409: { description: 'anchor and session name different subjects', schema: ProblemObject },
-      503: EMBEDDING_UNAVAILABLE,
-    },
-    handle: async ({ core, actor, query }) => {
-      const results = await measuredRecall(core, actor, {
-        agentId: query.agent_id,
-        query: query.query,
-        anchor: { anchorId: query.anchor_id, anchorExternalId: query.anchor_external_id },
-        sessionId: query.session_id,
-        limit: query.limit,
-        includeSuperseded: query.include_superseded,
-        asOf: query.as_of === undefined ? undefined : new Date(query.as_of),
-      });
-      return { status: 200, body: { results } };
-    },
+    responses: RECALL_RESPONSES,
+    handle: async ({ core, actor, query }) => ({ status: 200, body: await recallWith(core, actor, query) }),
+  }),
+  route({
+    method: 'post',
+    path: '/v1/memories/recall',
+    operationId: 'recallMemoriesPost',
+    summary: 'Recall as a JSON body: the fields of GET /v1/memories/recall and a filter (docs/api.md, "Filters")',
+    tag: 'memories',
+    access: 'read',
+    body: RecallBody,
+    responses: RECALL_RESPONSES,
+    handle: async ({ core, actor, body }) => ({ status: 200, body: await recallWith(core, actor, body) }),
   }),
   route({
     method: 'get',

@@ -8,7 +8,8 @@ import { exportTenant } from '../../portability/export.js';
 import { IMPORT_FORMATS } from '../../portability/formats.js';
 import { importStream } from '../../portability/run-import.js';
 import { exportSubject } from '../../portability/subject-export.js';
-import { agentId, booleanFlag } from '../../schemas/fields.js';
+import { checkedFilter } from '../../filter/language.js';
+import { agentId, booleanFlag, memoryFilterParam } from '../../schemas/fields.js';
 import { IdParams } from '../../schemas/inputs.js';
 import { AnchorObject, MemoryObject, ProblemObject, SessionObject } from '../../schemas/objects.js';
 import { ConcurrencyGate } from '../concurrency.js';
@@ -19,7 +20,10 @@ import { SpoolBudget, spoolBody } from '../spool.js';
 
 const ExportQuery = z.strictObject({
   audit: booleanFlag.optional().describe('true: add the audit trail (ids and counts, never content)'),
+  filter: memoryFilterParam.optional(),
 });
+
+const SubjectExportQuery = z.strictObject({ filter: memoryFilterParam.optional() });
 
 const ImportQuery = z.strictObject({
   format: z
@@ -100,13 +104,14 @@ export const portabilityRoutes = [
     tag: 'portability',
     access: 'read',
     params: IdParams,
+    query: SubjectExportQuery,
     responses: {
       200: { description: 'The subject, read in one snapshot', schema: SubjectExportObject },
       404: { description: 'No such anchor', schema: ProblemObject },
     },
-    handle: async ({ core, actor, params }) => ({
+    handle: async ({ core, actor, params, query }) => ({
       status: 200,
-      body: await exportSubject(core, actor, params.id),
+      body: await exportSubject(core, actor, params.id, checkedFilter(query.filter)),
     }),
   }),
   route({
@@ -136,7 +141,7 @@ export const portabilityRoutes = [
             exportTenant(
               { ...core, db: core.exportDb ?? core.db },
               actor.tenantId,
-              { audit: query.audit === true, agents: boundAgents(actor) },
+              { audit: query.audit === true, agents: boundAgents(actor), filter: checkedFilter(query.filter) },
               write,
             ),
           start: () => {

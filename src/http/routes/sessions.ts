@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { decodeOffsetCursor, encodeOffsetCursor } from '../../domain/pagination.js';
 import { sessionWithMemories } from '../../domain/session-memories.js';
 import { createSession, endSession, getSession } from '../../domain/sessions.js';
+import { checkedFilter } from '../../filter/language.js';
 import { CreateSessionBody, IdParams, MemoryPageQuery } from '../../schemas/inputs.js';
 import { AGENT_REFUSED, MemoryObject, ProblemObject, SessionObject } from '../../schemas/objects.js';
 import { route } from '../route.js';
@@ -74,6 +75,7 @@ export const sessionRoutes = [
         limit: query.limit,
         offset,
         changedSince: query.changed_since === undefined ? undefined : new Date(query.changed_since),
+        filter: checkedFilter(query.filter),
       });
       return {
         status: 200,

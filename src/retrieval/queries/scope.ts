@@ -1,9 +1,11 @@
 import { sql, type ExpressionBuilder, type Expression, type SqlBool } from 'kysely';
 import type { Binding } from '../../config.js';
 import { anyOf } from '../../db/arrays.js';
+import { memoryFilterSql } from '../../db/memory-filter.js';
 import type { Database } from '../../db/schema.js';
 import type { ScopeUnit } from '../../db/scope-stats.js';
 import type { subjectIdByExternalId } from '../../domain/anchors.js';
+import type { MemoryFilter } from '../../filter/language.js';
 
 /** Which memories a recall may see, resolved to ids; enforced in SQL by scopeFilter. */
 export interface RecallScope {
@@ -33,6 +35,8 @@ export interface RecallScope {
    * what had not been superseded by then.
    */
   asOf?: Date;
+  /** The caller's filter (src/filter/language.ts): it only ever narrows what the rest lets through. */
+  filter?: MemoryFilter | null;
 }
 
 /** A scope as recall resolved it before reading: `named` is a subject the scope read looks up by external id. */
@@ -93,6 +97,7 @@ export function scopeFilter(
     ...(scope.includeSuperseded ? [] : [current(eb, scope.asOf)]),
     eb.or(visible),
     ...timeConditions(eb, scope),
+    ...(scope.filter ? [memoryFilterSql(scope.filter)] : []),
   ]);
 }
 

@@ -16,11 +16,12 @@ from ._transport import (
     cut_short,
     decode,
     default_headers,
+    filter_param,
     import_headers,
     query,
     raise_for_problem,
 )
-from ._types import ExportRecord, ImportFormat, ImportResult
+from ._types import ExportRecord, Filter, ImportFormat, ImportResult
 
 _Self = TypeVar("_Self", bound="AsyncBase")
 
@@ -104,9 +105,11 @@ class AsyncBase:
         response = await self._send(request)
         return response.json() if response.content else None
 
-    async def export_tenant(self, *, audit: Optional[bool] = None) -> AsyncIterator[ExportRecord]:
+    async def export_tenant(
+        self, *, audit: Optional[bool] = None, filter: Optional[Filter] = None
+    ) -> AsyncIterator[ExportRecord]:
         """As :meth:`Client.export_tenant`: ``async for record in memory.export_tenant():``."""
-        request = self._http.build_request("GET", "/v1/export", params=query({"audit": audit}))
+        request = self._http.build_request("GET", "/v1/export", params=query({"audit": audit, "filter": filter_param(filter)}))
         response = await self._send(request, stream=True)
         reader = ExportReader()
         try:

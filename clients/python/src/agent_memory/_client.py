@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Dict, Literal, Optional, Sequence
 
 from ._sync_base import SyncBase
-from ._transport import as_list, body, path
+from ._transport import as_list, body, filter_param, path
 from ._types import (
     Anchor,
     AnchorList,
@@ -28,6 +28,7 @@ from ._types import (
     KeyList,
     Memory,
     MemoryHistory,
+    Filter,
     Metadata,
     PurgeResult,
     Readiness,
@@ -173,6 +174,34 @@ class Client(SyncBase):
         }
         return self._call("GET", "/v1/memories/recall", params=params)
 
+    def recall_memories_post(
+        self,
+        agent_id: str,
+        query: str,
+        *,
+        anchor_external_id: Optional[str] = None,
+        anchor_id: Optional[str] = None,
+        session_id: Optional[str] = None,
+        limit: Optional[int] = None,
+        include_superseded: Optional[bool] = None,
+        as_of: Optional[str] = None,
+        filter: Optional[Filter] = None,
+    ) -> RecallResponse:
+        """``POST /v1/memories/recall``: as :meth:`recall_memories`, with a ``filter`` applied
+        before ranking, e.g. ``filter={"metadata.topic": "billing"}``."""
+        fields = {
+            "agent_id": agent_id,
+            "query": query,
+            "anchor_external_id": anchor_external_id,
+            "anchor_id": anchor_id,
+            "session_id": session_id,
+            "limit": limit,
+            "include_superseded": include_superseded,
+            "as_of": as_of,
+            "filter": filter,
+        }
+        return self._call("POST", "/v1/memories/recall", json=body(fields))
+
     def get_memory(self, memory_id: str) -> Memory:
         """``GET /v1/memories/{id}``."""
         return self._call("GET", path("/v1/memories/{}", memory_id))
@@ -294,11 +323,19 @@ class Client(SyncBase):
         limit: Optional[int] = None,
         cursor: Optional[str] = None,
         changed_since: Optional[str] = None,
+        filter: Optional[Filter] = None,
     ) -> AnchorProfile:
         """``GET /v1/anchors/{id}/memories``: the durable profile, highest confidence first;
         with ``status="superseded"``, the memories it replaced, latest first; with
-        ``changed_since``, only what changed since then, superseded ones included."""
-        params = {"status": status, "limit": limit, "cursor": cursor, "changed_since": changed_since}
+        ``changed_since``, only what changed since then, superseded ones included; with
+        ``filter``, only those that pass it."""
+        params = {
+            "status": status,
+            "limit": limit,
+            "cursor": cursor,
+            "changed_since": changed_since,
+            "filter": filter_param(filter),
+        }
         return self._call("GET", path("/v1/anchors/{}/memories", anchor_id), params=params)
 
     def list_anchor_sessions(
@@ -338,10 +375,11 @@ class Client(SyncBase):
         limit: Optional[int] = None,
         cursor: Optional[str] = None,
         changed_since: Optional[str] = None,
+        filter: Optional[Filter] = None,
     ) -> SessionMemories:
         """``GET /v1/sessions/{id}/memories``: oldest first, superseded ones included; with
-        ``changed_since``, only what changed since then."""
-        params = {"limit": limit, "cursor": cursor, "changed_since": changed_since}
+        ``changed_since``, only what changed since then; with ``filter``, only those that pass it."""
+        params = {"limit": limit, "cursor": cursor, "changed_since": changed_since, "filter": filter_param(filter)}
         return self._call("GET", path("/v1/sessions/{}/memories", session_id), params=params)
 
     def end_session(self, session_id: str) -> Session:
@@ -355,9 +393,12 @@ class Client(SyncBase):
         fields = {"agent_id": agent_id, "content": content, "metadata": metadata}
         return self._call("POST", "/v1/canon", json=body(fields))
 
-    def list_canon(self, *, limit: Optional[int] = None, cursor: Optional[str] = None) -> CanonList:
+    def list_canon(
+        self, *, limit: Optional[int] = None, cursor: Optional[str] = None, filter: Optional[Filter] = None
+    ) -> CanonList:
         """``GET /v1/canon``."""
-        return self._call("GET", "/v1/canon", params={"limit": limit, "cursor": cursor})
+        params = {"limit": limit, "cursor": cursor, "filter": filter_param(filter)}
+        return self._call("GET", "/v1/canon", params=params)
 
     def get_canon(self, canon_id: str) -> CanonEntry:
         """``GET /v1/canon/{id}``."""
@@ -390,6 +431,8 @@ class Client(SyncBase):
         }
         return self._call("GET", "/v1/audit", params=params)
 
-    def export_anchor(self, anchor_id: str) -> SubjectExport:
-        """``GET /v1/anchors/{id}/export``: everything bound to one subject."""
-        return self._call("GET", path("/v1/anchors/{}/export", anchor_id))
+    def export_anchor(self, anchor_id: str, *, filter: Optional[Filter] = None) -> SubjectExport:
+        """``GET /v1/anchors/{id}/export``: everything bound to one subject (with ``filter``, only
+        the memories that pass it)."""
+        params = {"filter": filter_param(filter)}
+        return self._call("GET", path("/v1/anchors/{}/export", anchor_id), params=params)

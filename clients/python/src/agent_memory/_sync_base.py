@@ -15,12 +15,13 @@ from ._transport import (
     cut_short,
     decode,
     default_headers,
+    filter_param,
     import_headers,
     ndjson_line,
     query,
     raise_for_problem,
 )
-from ._types import ExportRecord, ImportFormat, ImportResult
+from ._types import ExportRecord, Filter, ImportFormat, ImportResult
 
 _Self = TypeVar("_Self", bound="SyncBase")
 
@@ -105,11 +106,13 @@ class SyncBase:
         response = self._send(request)
         return response.json() if response.content else None
 
-    def export_tenant(self, *, audit: Optional[bool] = None) -> Iterator[ExportRecord]:
+    def export_tenant(
+        self, *, audit: Optional[bool] = None, filter: Optional[Filter] = None
+    ) -> Iterator[ExportRecord]:
         """``GET /v1/export`` (admin): the tenant as records, read from the stream as they arrive
         (never the whole body in memory). The request goes out at the first ``next()``; a stream
         cut short raises :class:`IncompleteExportError` after the last record it held."""
-        request = self._http.build_request("GET", "/v1/export", params=query({"audit": audit}))
+        request = self._http.build_request("GET", "/v1/export", params=query({"audit": audit, "filter": filter_param(filter)}))
         response = self._send(request, stream=True)
         reader = ExportReader()
         try:

@@ -40,6 +40,11 @@ def query(params: Mapping[str, Any]) -> Dict[str, str]:
     return out
 
 
+def filter_param(value: Optional[Mapping[str, Any]]) -> Optional[str]:
+    """A filter as a query parameter takes it: its JSON."""
+    return None if value is None else json.dumps(value, separators=(",", ":"))
+
+
 def body(fields: Mapping[str, Any]) -> Dict[str, Any]:
     """A JSON body without the unset fields (the API refuses none of them as null, but leaves
     out means "the default", which is what an unset argument says)."""

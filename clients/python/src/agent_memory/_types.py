@@ -30,6 +30,9 @@ AuditAction = Literal[
 ]
 ImportFormat = Literal["agent-memory", "mem0", "mcp-memory"]
 Metadata = Dict[str, Any]
+# A memory filter (docs/api.md, "Filters"): {"metadata.topic": "billing"},
+# {"metadata.priority": {"$gte": 2}}, {"$or": [...]}.
+Filter = Dict[str, Any]
 
 
 class Health(TypedDict):
