@@ -17,7 +17,7 @@ const ALLOWED = [
   /^README\.md$/u,
   /^LICENSE$/u,
   /^bin\/agent-memory\.js$/u,
-  /^console\/[a-z/-]+\.(js|css|html)$/u,
+  /^console\/[a-z/-]+\.(js|css|html|svg)$/u,
   /^dist\/[a-z0-9/-]+\.(js|d\.ts)$/u,
   /^migrations\/\d{4}_[a-z0-9_]+\.sql$/u,
 ];
