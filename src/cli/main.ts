@@ -20,7 +20,7 @@ Usage:
                                   create an API key for a tenant (default: the local one of \`mcp\`) and print it
   agent-memory migrate [--citus]  apply database migrations and exit; with --citus, then distribute
                                   the tables over the Citus cluster of DATABASE_URL by tenant
-  agent-memory sweep              delete expired session memories once and exit
+  agent-memory sweep              delete expired session memories and old finished jobs once and exit
   agent-memory reembed            re-embed stored memories with the configured EMBEDDER (servers stopped)
   agent-memory export [--out FILE] [--audit] [--tenant ID]
                                   the tenant as NDJSON (default: the local tenant, to stdout)
@@ -39,13 +39,19 @@ const startCore = async (config: Config): Promise<Running> => (await import('../
 
 async function serve(config: Config): Promise<void> {
   // Imported here, not at the top: `mcp` answers its client sooner without the HTTP stack loaded.
-  const [{ createApp }, { createHttpServer }, { createMetrics, createMetricsApp, withMetrics }, { sweepSpools }] =
-    await Promise.all([
-      import('../app.js'),
-      import('../http/server.js'),
-      import('../http/metrics.js'),
-      import('../http/spool.js'),
-    ]);
+  const [
+    { createApp },
+    { createHttpServer },
+    { createMetrics, createMetricsApp, withMetrics },
+    { sweepSpools },
+    { startJobRunner },
+  ] = await Promise.all([
+    import('../app.js'),
+    import('../http/server.js'),
+    import('../http/metrics.js'),
+    import('../http/spool.js'),
+    import('../jobs/runner.js'),
+  ]);
   const running = await startCore(config);
   // What imports and exports of a process killed meanwhile left in the spool folder.
   const swept = await sweepSpools(config.portability.spoolDir);
@@ -56,6 +62,8 @@ async function serve(config: Config): Promise<void> {
   const app = createApp(core, { metrics });
   const stopSweeper =
     config.sweepIntervalSeconds > 0 ? startSweeper(core, config.sweepIntervalSeconds * 1000) : () => undefined;
+  // Jobs queued with ?async=true, by this process or any other of the database (src/jobs/runner.ts).
+  const jobs = startJobRunner(core);
   const server = createHttpServer(app, config.httpLimits).listen(config.port, config.host);
   const metricsServer =
     config.metrics.port === undefined
@@ -92,9 +100,11 @@ async function serve(config: Config): Promise<void> {
     core.log.info({ signal }, 'shutting down');
     stopSweeper();
     metricsServer?.close();
-    // Stop accepting, let in-flight requests finish, then close the database so PGlite flushes.
+    // Stop accepting, let in-flight requests and running jobs finish (or hand the jobs back to the
+    // queue), then close the database so PGlite flushes.
+    const jobsStopped = jobs.stop();
     server.close(() => {
-      void running.close().then(() => process.exit(0));
+      void jobsStopped.then(() => running.close()).then(() => process.exit(0));
     });
     server.closeIdleConnections();
     setTimeout(() => process.exit(1), 10_000).unref();
@@ -145,6 +155,8 @@ async function sweepOnce(config: Config): Promise<void> {
         ? `deleted ${result.expired} expired session memories\n`
         : 'another process is sweeping right now; nothing done\n',
     );
+    const { deleteExpiredJobs } = await import('../jobs/runner.js');
+    process.stderr.write(`deleted ${await deleteExpiredJobs(running.core)} finished jobs past their retention\n`);
   } finally {
     await running.close();
   }
