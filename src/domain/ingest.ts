@@ -190,7 +190,7 @@ export async function ingestConversation(
   core: Core,
   actor: Actor,
   input: IngestInput,
-  onProgress?: (progress: IngestProgress) => void,
+  onProgress?: (progress: IngestProgress) => void | Promise<void>,
 ): Promise<IngestResult> {
   input.messages.forEach((m, i) =>
     assertContentLimit(m.content, core.config.contentLimitChars, `messages.${i}.content`),
@@ -205,7 +205,7 @@ export async function ingestConversation(
   let skippedMessages = input.messages.length - pending.length;
   const report = (messagesDone: number, memories: number) =>
     onProgress?.({ messages: input.messages.length, messagesDone, memories });
-  report(skippedMessages, 0);
+  await report(skippedMessages, 0);
   if (pending.length === 0) return { extractor: core.extractor.id, memories: [], skippedMessages };
 
   const extraction = await core.extractor.extract(
@@ -259,7 +259,7 @@ export async function ingestConversation(
     const result = await ingestPart(ingest, part, ids);
     memories.push(...result.memories);
     skippedMessages += result.skipped;
-    report(input.messages.length - pending.length + part.to + 1, memories.length);
+    await report(input.messages.length - pending.length + part.to + 1, memories.length);
   }
   return { extractor: extraction.extractor, memories, skippedMessages };
 }

@@ -42,7 +42,7 @@ export async function measuredIngest(
   core: Core,
   actor: Actor,
   input: IngestInput,
-  onProgress?: (progress: IngestProgress) => void,
+  onProgress?: (progress: IngestProgress) => void | Promise<void>,
 ): Promise<IngestResult> {
   try {
     const result = await ingestConversation(core, actor, input, onProgress);

@@ -9,11 +9,27 @@ export interface ImportJobInput {
   agent_id: string;
 }
 
-/** Stops the import at the next chunk once the process stops; the run resumes it (imports are idempotent). */
-async function* untilAborted(chunks: AsyncIterable<Buffer>, signal: AbortSignal): AsyncGenerator<Buffer> {
+/** The body is handed to the import this much at a time, with progress (and a turn for requests) between. */
+const SLICE_BYTES = 64 * 1024;
+
+/**
+ * The body in slices, reporting the bytes read after each; stops at the next slice once the process
+ * stops (the run resumes it: imports are idempotent).
+ */
+async function* sliced(
+  chunks: AsyncIterable<Buffer>,
+  signal: AbortSignal,
+  onRead: (bytes: number) => Promise<void>,
+): AsyncGenerator<Buffer> {
+  let read = 0;
   for await (const chunk of chunks) {
-    signal.throwIfAborted();
-    yield chunk;
+    for (let at = 0; at < chunk.length; at += SLICE_BYTES) {
+      signal.throwIfAborted();
+      const slice = chunk.subarray(at, at + SLICE_BYTES);
+      yield slice;
+      read += slice.length;
+      await onRead(read);
+    }
   }
 }
 
@@ -22,11 +38,12 @@ export const importJob: JobKind<ImportJobInput, ImportResult> = {
   // counts it as existing instead of writing it twice.
   resumable: () => true,
   run: ({ core, actor, input, body, bodyBytes, progress, signal }) =>
-    importStream(core, actor, untilAborted(body(), signal), {
-      format: input.format,
-      agentId: input.agent_id,
-      onProgress: (bytesRead) => progress({ bytes: bodyBytes, bytes_read: bytesRead }),
-    }),
+    importStream(
+      core,
+      actor,
+      sliced(body(), signal, (read) => progress({ bytes: bodyBytes, bytes_read: read })),
+      { format: input.format, agentId: input.agent_id },
+    ),
   counts: (result) => ({
     lines: result.lines,
     anchors: result.imported.anchors,

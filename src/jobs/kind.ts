@@ -20,8 +20,12 @@ export interface JobRun<I> {
   body: () => AsyncIterable<Buffer>;
   /** The job's size in bytes of its raw body (0 without one). */
   bodyBytes: number;
-  /** Reports progress; the runner writes the latest counts with its next heartbeat. */
-  progress: (counts: JobCounts) => void;
+  /**
+   * Reports progress; the runner writes the latest counts with its next heartbeat. Awaited, it also
+   * lets the process serve requests: on the embedded engine a query resolves without returning to
+   * the event loop, so a job that never awaited anything else would hold the process until its end.
+   */
+  progress: (counts: JobCounts) => Promise<void>;
   /** Aborted when the process stops: a kind that can, stops at a safe point by throwing signal.reason. */
   signal: AbortSignal;
 }

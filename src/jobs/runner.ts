@@ -108,7 +108,7 @@ const unfinished = (now: Date) => sql<boolean>`(state = 'queued' OR (state = 'ru
  * are read without locks, then each is locked by its key with SKIP LOCKED: a statement that stays on
  * one tenant's shard on Citus, where a lock across shards is not possible.
  */
-export async function claimJob(core: Core): Promise<Claim | null> {
+export async function claimJob(core: Core, running: ReadonlySet<string> = new Set()): Promise<Claim | null> {
   const { leaseMs, maxAttempts } = core.config.jobs;
   const candidates = await core.db
     .selectFrom('jobs')
@@ -120,6 +120,9 @@ export async function claimJob(core: Core): Promise<Claim | null> {
     .limit(CANDIDATES)
     .execute();
   for (const candidate of candidates) {
+    // Never its own: a job whose lease this process let run out (its event loop held up) is still
+    // running here, and taking it over would run it twice at once.
+    if (running.has(candidate.id)) continue;
     const now = core.clock();
     const taken = await core.db.transaction().execute(async (trx) => {
       const row = await trx
@@ -212,7 +215,11 @@ export async function runJob(core: Core, claim: Claim, signal: AbortSignal): Pro
   let written: JobCounts | undefined;
   let lost = false;
   const lose = new AbortController();
+  // Progress every second at most; the lease well before it runs out.
+  const every = Math.min(1000, Math.floor(leaseMs / 3));
+  let lastBeat = Date.now();
   const heartbeat = async () => {
+    lastBeat = Date.now();
     const counts = progress;
     const renewed = await core.db
       .updateTable('jobs')
@@ -231,8 +238,6 @@ export async function runJob(core: Core, claim: Claim, signal: AbortSignal): Pro
       lose.abort(new Error('the job was taken over by another process'));
     }
   };
-  // Progress every second at most; the lease well before it runs out.
-  const every = Math.min(1000, Math.floor(leaseMs / 3));
   const timer = setInterval(() => {
     heartbeat().catch((error: unknown) => core.log.warn({ err: error, job_id: row.id }, 'job heartbeat failed'));
   }, every);
@@ -250,8 +255,12 @@ export async function runJob(core: Core, claim: Claim, signal: AbortSignal): Pro
       input: row.input,
       body: () => readBody(core.db, row.tenant_id, row.id),
       bodyBytes: row.input_bytes,
-      progress: (counts) => {
+      progress: async (counts) => {
         progress = counts;
+        // Renewed here too: a job whose queries never leave the event loop (the embedded engine)
+        // keeps the timer from firing.
+        if (Date.now() - lastBeat >= every) await heartbeat();
+        await new Promise((resolve) => setImmediate(resolve));
       },
       signal: AbortSignal.any([signal, lose.signal]),
     });
@@ -299,6 +308,7 @@ export function startJobRunner(core: Core): JobRunner {
   const { concurrency, pollMs } = core.config.jobs;
   const stopping = new AbortController();
   const active = new Set<Promise<void>>();
+  const runningIds = new Set<string>();
   let looking = false;
   let again = false;
   let lastRetention = 0;
@@ -329,12 +339,14 @@ export function startJobRunner(core: Core): JobRunner {
           if (deleted > 0) core.log.info({ jobs: deleted }, 'finished jobs past their retention deleted');
         }
         while (active.size < concurrency && !closed) {
-          const claim = await claimJob(core);
+          const claim = await claimJob(core, runningIds);
           if (!claim) break;
+          runningIds.add(claim.row.id);
           const running = runJob(core, claim, stopping.signal)
             .catch((error: unknown) => core.log.error({ err: error, job_id: claim.row.id }, 'job runner failed'))
             .finally(() => {
               active.delete(running);
+              runningIds.delete(claim.row.id);
               void look();
             });
           active.add(running);
