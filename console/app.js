@@ -2,6 +2,7 @@ import { html, render, useEffect, useState } from './lib.js';
 import { api, keyStore, setUnauthorizedHandler } from './api.js';
 import { AuditPage } from './pages/audit.js';
 import { CanonPage } from './pages/canon.js';
+import { JobsPage } from './pages/jobs.js';
 import { KeysPage } from './pages/keys.js';
 import { MemoryPage } from './pages/memory.js';
 import { SessionPage } from './pages/session.js';
@@ -73,6 +74,7 @@ function Nav({ identity, route, onSignOut }) {
   const items = [
     can.has('read') && ['subjects', 'Subjects'],
     ['canon', 'Canon'],
+    can.has('read') && ['jobs', 'Jobs'],
     can.has('admin') && ['audit', 'Audit'],
     can.has('admin') && ['keys', 'Keys'],
   ].filter(Boolean);
@@ -116,6 +118,8 @@ function Page({ route, identity }) {
       return html`<${SessionPage} id=${id} identity=${identity} />`;
     case 'canon':
       return html`<${CanonPage} identity=${identity} />`;
+    case 'jobs':
+      return html`<${JobsPage} params=${route.params} />`;
     case 'keys':
       return html`<${KeysPage} identity=${identity} />`;
     case 'audit':

@@ -16,6 +16,7 @@ import { anchorRoutes } from './http/routes/anchors.js';
 import { auditRoutes } from './http/routes/audit.js';
 import { canonRoutes } from './http/routes/canon.js';
 import { conversationRoutes } from './http/routes/conversations.js';
+import { jobRoutes } from './http/routes/jobs.js';
 import { keyRoutes } from './http/routes/keys.js';
 import { memoryRoutes } from './http/routes/memories.js';
 import { opsRoutes } from './http/routes/ops.js';
@@ -38,6 +39,7 @@ export const API_ROUTES: readonly AnyRoute[] = [
   ...canonRoutes,
   ...auditRoutes,
   ...portabilityRoutes,
+  ...jobRoutes,
 ];
 
 /** An actor for routes without a key; handlers of such routes must not use it. */

@@ -131,6 +131,17 @@ const EnvSchema = z.object({
   IMPORT_CONCURRENCY_PER_TENANT: z.coerce.number().int().min(1).default(1),
   EXPORT_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(4),
   EXPORT_CONCURRENCY_PER_TENANT: z.coerce.number().int().min(1).default(2),
+  // Jobs: work handed to the background with ?async=true (src/jobs).
+  JOB_CONCURRENCY: z.coerce.number().int().min(0).max(64).default(2),
+  JOB_POLL_MS: z.coerce.number().int().min(10).default(1000),
+  JOB_LEASE_SECONDS: z.coerce.number().int().min(2).default(30),
+  JOB_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(3),
+  JOB_RETENTION_HOURS: positiveNumber.default(168),
+  JOB_INPUT_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(256 * 1024 ** 2),
   EXPORT_WRITE_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
 });
 
@@ -249,6 +260,22 @@ export interface Config {
   readonly httpLimits: HttpLimitsConfig;
   readonly portability: PortabilityConfig;
   readonly metrics: MetricsConfig;
+  readonly jobs: JobsConfig;
+}
+
+export interface JobsConfig {
+  /** Jobs this process runs at once; 0: it runs none (other processes of the database do). */
+  readonly concurrency: number;
+  /** How often an idle runner looks for queued jobs (a job submitted to this process wakes it at once). */
+  readonly pollMs: number;
+  /** A running job whose process has not renewed its lease for this long is taken over. */
+  readonly leaseMs: number;
+  /** Starts of one job, its restarts after a lost process included, before it is failed. */
+  readonly maxAttempts: number;
+  /** Finished jobs are deleted this long after they finished. */
+  readonly retentionMs: number;
+  /** The most an async import's body may hold (it is kept in the database until the job ends). */
+  readonly inputMaxBytes: number;
 }
 
 export interface MetricsConfig {
@@ -391,5 +418,13 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       exportWriteTimeoutMs: env.EXPORT_WRITE_TIMEOUT_MS,
     }),
     metrics: Object.freeze({ token: env.METRICS_TOKEN, port: env.METRICS_PORT }),
+    jobs: Object.freeze({
+      concurrency: env.JOB_CONCURRENCY,
+      pollMs: env.JOB_POLL_MS,
+      leaseMs: env.JOB_LEASE_SECONDS * 1000,
+      maxAttempts: env.JOB_MAX_ATTEMPTS,
+      retentionMs: env.JOB_RETENTION_HOURS * 3_600_000,
+      inputMaxBytes: env.JOB_INPUT_MAX_BYTES,
+    }),
   });
 }

@@ -14,7 +14,8 @@ export type ErrorCode =
   | 'rate_limited'
   | 'headers_too_large'
   | 'internal'
-  | 'unavailable';
+  | 'unavailable'
+  | 'job_interrupted';
 
 // A Record, so that a code without a status or title fails the type check.
 export const ERROR_STATUS: Record<ErrorCode, number> = {
@@ -33,6 +34,8 @@ export const ERROR_STATUS: Record<ErrorCode, number> = {
   headers_too_large: 431,
   internal: 500,
   unavailable: 503,
+  // Only ever the error of a failed job (src/jobs), never the status of a response.
+  job_interrupted: 503,
 };
 
 export const ERROR_TITLE: Record<ErrorCode, string> = {
@@ -51,6 +54,7 @@ export const ERROR_TITLE: Record<ErrorCode, string> = {
   headers_too_large: 'Request header fields too large',
   internal: 'Internal error',
   unavailable: 'Service unavailable',
+  job_interrupted: 'Job interrupted',
 };
 
 export interface FieldError {

@@ -19,6 +19,7 @@ const ACTIONS = [
   'anchor_purged',
   'key_created',
   'key_revoked',
+  'job_finished',
 ];
 
 /** A subject filter may be typed as its external id: it is looked up before the trail is asked. */

@@ -20,7 +20,8 @@ Usage:
                                   create an API key for a tenant (default: the local one of \`mcp\`) and print it
   agent-memory migrate [--citus]  apply database migrations and exit; with --citus, then distribute
                                   the tables over the Citus cluster of DATABASE_URL by tenant
-  agent-memory sweep              delete expired memories (and expired sessions' memories) once and exit
+  agent-memory sweep              delete expired memories (and expired sessions' memories) and old
+                                  finished jobs once and exit
   agent-memory reembed            re-embed stored memories with the configured EMBEDDER (servers stopped)
   agent-memory export [--out FILE] [--audit] [--tenant ID]
                                   the tenant as NDJSON (default: the local tenant, to stdout)
@@ -52,6 +53,7 @@ async function serve(config: Config): Promise<void> {
     { sweepSpools },
     { McpSessions },
     { assertPortFree, listenFailure },
+    { startJobRunner },
   ] = await Promise.all([
     import('../app.js'),
     import('../http/server.js'),
@@ -59,6 +61,7 @@ async function serve(config: Config): Promise<void> {
     import('../http/spool.js'),
     import('../mcp/sessions.js'),
     import('../http/port.js'),
+    import('../jobs/runner.js'),
   ]);
   // Before the database and the model, which take seconds: a taken port is told at once.
   await assertPortFree(config.port, config.host, 'PORT');
@@ -74,6 +77,8 @@ async function serve(config: Config): Promise<void> {
   const app = createApp(core, { metrics, mcpSessions });
   const stopSweeper =
     config.sweepIntervalSeconds > 0 ? startSweeper(core, config.sweepIntervalSeconds * 1000) : () => undefined;
+  // Jobs queued with ?async=true, by this process or any other of the database (src/jobs/runner.ts).
+  const jobs = startJobRunner(core);
   const server = createHttpServer(app, config.httpLimits).listen(config.port, config.host);
   const metricsServer =
     config.metrics.port === undefined
@@ -127,9 +132,11 @@ async function serve(config: Config): Promise<void> {
     metricsServer?.close();
     // A session's open GET stream would hold its connection, and so the server, open.
     void mcpSessions.closeAll();
-    // Stop accepting, let in-flight requests finish, then close the database so PGlite flushes.
+    // Stop accepting, let in-flight requests and running jobs finish (or hand the jobs back to the
+    // queue), then close the database so PGlite flushes.
+    const jobsStopped = jobs.stop();
     server.close(() => {
-      void running.close().then(() => process.exit(0));
+      void jobsStopped.then(() => running.close()).then(() => process.exit(0));
     });
     server.closeIdleConnections();
     setTimeout(() => process.exit(1), 10_000).unref();
@@ -180,6 +187,8 @@ async function sweepOnce(config: Config): Promise<void> {
         ? `deleted ${result.expired} expired memories\n`
         : 'another process is sweeping right now; nothing done\n',
     );
+    const { deleteExpiredJobs } = await import('../jobs/runner.js');
+    process.stderr.write(`deleted ${await deleteExpiredJobs(running.core)} finished jobs past their retention\n`);
   } finally {
     await running.close();
   }

@@ -74,3 +74,25 @@ export async function ok<D>(call: Promise<{ data?: D; error?: unknown; response:
         },
   );
 }
+
+export type Job = components['schemas']['Job'];
+
+/**
+ * Follows a job (a request sent with `?async=true`) until it has succeeded or failed, asking every
+ * `intervalMs`; the finished job: `result` is what the synchronous call answers, `error` its
+ * problem. Throws after `timeoutMs`.
+ */
+export async function waitForJob(
+  client: AgentMemoryClient,
+  id: string,
+  options: { intervalMs?: number; timeoutMs?: number } = {},
+): Promise<Job> {
+  const { intervalMs = 500, timeoutMs = 600_000 } = options;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const job = await ok(client.GET('/v1/jobs/{id}', { params: { path: { id } } }));
+    if (job.state === 'succeeded' || job.state === 'failed') return job;
+    if (Date.now() >= deadline) throw new Error(`job ${id} is still ${job.state} after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}

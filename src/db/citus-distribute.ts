@@ -32,6 +32,8 @@ export const DISTRIBUTED_TABLES = [
   'ingested_messages',
   'memory_unit_stats',
   'memory_term_stats',
+  'jobs',
+  'job_inputs',
 ] as const;
 
 /**

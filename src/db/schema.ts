@@ -153,6 +153,41 @@ export interface MemoryTermStatsTable {
   df: ColumnType<number, never, never>;
 }
 
+/** Migration 0014: background work a request handed over with ?async=true (src/jobs). */
+export interface JobsTable {
+  tenant_id: string;
+  id: string;
+  /** One of the registered job kinds (src/jobs/kinds.ts); the column is plain text. */
+  kind: string;
+  state: ColumnType<JobState, JobState | undefined, JobState>;
+  /** The agents the job acts for; null for any agent of the tenant. */
+  agent_ids: string[] | null;
+  actor_key_id: string | null;
+  actor_scopes: string[];
+  actor_agent_ids: string[] | null;
+  input: Json;
+  input_bytes: ColumnType<number, number | undefined, number>;
+  progress: ColumnType<Record<string, unknown>, string | undefined, string>;
+  result: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
+  error: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
+  attempts: ColumnType<number, number | undefined, number>;
+  claim_token: string | null;
+  lease_until: Timestamp | null;
+  created_at: Timestamp;
+  started_at: Timestamp | null;
+  finished_at: Timestamp | null;
+}
+
+export type JobState = 'queued' | 'running' | 'succeeded' | 'failed';
+
+/** Migration 0014: a job's raw input (an import's body), in chunks read back in seq order. */
+export interface JobInputsTable {
+  tenant_id: string;
+  job_id: string;
+  seq: number;
+  data: Buffer;
+}
+
 export interface Database {
   tenants: TenantsTable;
   api_keys: ApiKeysTable;
@@ -166,6 +201,8 @@ export interface Database {
   service_settings: ServiceSettingsTable;
   memory_unit_stats: MemoryUnitStatsTable;
   memory_term_stats: MemoryTermStatsTable;
+  jobs: JobsTable;
+  job_inputs: JobInputsTable;
 }
 
 /** The coarse SQL type of a column, as test/db/schema.test.ts reads it from information_schema. */
@@ -272,4 +309,26 @@ export const TABLES = {
   service_settings: { key: col('text'), value: col('jsonb') },
   memory_unit_stats: { tenant_id: col('uuid'), unit: col('text'), docs: col('number'), total_len: col('number') },
   memory_term_stats: { tenant_id: col('uuid'), unit: col('text'), lexeme: col('text'), df: col('number') },
+  jobs: {
+    tenant_id: col('uuid'),
+    id: col('uuid'),
+    kind: col('text'),
+    state: col('text'),
+    agent_ids: col('array', true),
+    actor_key_id: col('uuid', true),
+    actor_scopes: col('array'),
+    actor_agent_ids: col('array', true),
+    input: col('jsonb'),
+    input_bytes: col('number'),
+    progress: col('jsonb'),
+    result: col('jsonb', true),
+    error: col('jsonb', true),
+    attempts: col('number'),
+    claim_token: col('uuid', true),
+    lease_until: col('timestamptz', true),
+    created_at: col('timestamptz'),
+    started_at: col('timestamptz', true),
+    finished_at: col('timestamptz', true),
+  },
+  job_inputs: { tenant_id: col('uuid'), job_id: col('uuid'), seq: col('number'), data: col('bytea') },
 } satisfies { [T in keyof Database]: Record<keyof Database[T], ColumnSpec> };

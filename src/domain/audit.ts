@@ -25,6 +25,7 @@ export const AUDIT_ACTIONS = [
   'anchor_purged',
   'key_created',
   'key_revoked',
+  'job_finished',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
@@ -110,6 +111,7 @@ function toEvent(row: AuditRow): AuditEvent {
  * private memory whose actor is another agent (or none); and once the memory is deleted, none of
  * its trail if any event of it is such (its events carry its binding and agent), so that a deleted
  * private memory stays another agent's. An event of a key: only when the actor may list that key.
+ * An event of a job: only when the actor may see the job (every agent it acted for is the actor's).
  * Every read of the trail for a bound actor applies it: the API, a memory's history, the export.
  */
 export function eventVisibleTo(agents: readonly string[]): RawBuilder<SqlBool> {
@@ -124,6 +126,10 @@ export function eventVisibleTo(agents: readonly string[]): RawBuilder<SqlBool> {
       AND (EXISTS (SELECT 1 FROM memories m WHERE m.tenant_id = audit_events.tenant_id AND m.id = audit_events.memory_id)
         OR NOT EXISTS (SELECT 1 FROM audit_events o WHERE o.tenant_id = audit_events.tenant_id
           AND o.memory_id = audit_events.memory_id AND ${othersPrivate('o')}))
+    WHEN audit_events.action = 'job_finished' THEN
+      jsonb_typeof(audit_events.changes->'agent_ids') = 'array'
+      AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements_text(audit_events.changes->'agent_ids') AS j(agent_id)
+        WHERE j.agent_id <> ALL(${agents}::text[]))
     WHEN audit_events.action IN ('key_created', 'key_revoked') THEN
       EXISTS (SELECT 1 FROM api_keys k WHERE k.tenant_id = audit_events.tenant_id
         AND k.id::text = audit_events.changes->>'key_id' AND ${keyVisibleTo(agents)})

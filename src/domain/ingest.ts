@@ -44,6 +44,13 @@ export interface IngestResult {
   skippedMessages: number;
 }
 
+/** How far an ingest is: its messages, those done (ingested or skipped), the memories stored so far. */
+export interface IngestProgress {
+  messages: number;
+  messagesDone: number;
+  memories: number;
+}
+
 /**
  * The refusals of the store path (docs/api.md §2, §4), up front, so that a refused ingest stores
  * nothing: an unknown session or anchor_id is 404, an ended session 409 session_ended, an anchor
@@ -179,7 +186,12 @@ class WindowsUnforeseen extends Error {
  * and ingests the rest. Nothing slow runs in those transactions: vectors and a model's verdicts
  * come before, and each holds the subject's locks for one part's facts, not for the whole call.
  */
-export async function ingestConversation(core: Core, actor: Actor, input: IngestInput): Promise<IngestResult> {
+export async function ingestConversation(
+  core: Core,
+  actor: Actor,
+  input: IngestInput,
+  onProgress?: (progress: IngestProgress) => void | Promise<void>,
+): Promise<IngestResult> {
   input.messages.forEach((m, i) =>
     assertContentLimit(m.content, core.config.contentLimitChars, `messages.${i}.content`),
   );
@@ -191,6 +203,9 @@ export async function ingestConversation(core: Core, actor: Actor, input: Ingest
     conversationId === undefined ? new Set<string>() : await alreadyIngested(core, actor, input, conversationId);
   const pending = input.messages.filter((m) => m.id === undefined || !done.has(m.id));
   let skippedMessages = input.messages.length - pending.length;
+  const report = (messagesDone: number, memories: number) =>
+    onProgress?.({ messages: input.messages.length, messagesDone, memories });
+  await report(skippedMessages, 0);
   if (pending.length === 0) return { extractor: core.extractor.id, memories: [], skippedMessages };
 
   const extraction = await core.extractor.extract(
@@ -244,6 +259,7 @@ export async function ingestConversation(core: Core, actor: Actor, input: Ingest
     const result = await ingestPart(ingest, part, ids);
     memories.push(...result.memories);
     skippedMessages += result.skipped;
+    await report(input.messages.length - pending.length + part.to + 1, memories.length);
   }
   return { extractor: extraction.extractor, memories, skippedMessages };
 }

@@ -1,7 +1,7 @@
 import type { Embedder } from '../embedding/embedder.js';
 import { recall, type RecallInput, type RecallResult } from '../retrieval/recall.js';
 import type { Actor, Core } from './core.js';
-import { ingestConversation, type IngestInput, type IngestResult } from './ingest.js';
+import { ingestConversation, type IngestInput, type IngestProgress, type IngestResult } from './ingest.js';
 import type { DomainMetrics } from './metrics.js';
 import { storeMemory, type StoreInput, type StoreResult } from './store.js';
 
@@ -38,9 +38,14 @@ export async function measuredStore(core: Core, actor: Actor, input: StoreInput)
 }
 
 /** Each fact an ingest stored counts as a store, without a latency of its own (the call's is the request's). */
-export async function measuredIngest(core: Core, actor: Actor, input: IngestInput): Promise<IngestResult> {
+export async function measuredIngest(
+  core: Core,
+  actor: Actor,
+  input: IngestInput,
+  onProgress?: (progress: IngestProgress) => void | Promise<void>,
+): Promise<IngestResult> {
   try {
-    const result = await ingestConversation(core, actor, input);
+    const result = await ingestConversation(core, actor, input, onProgress);
     for (const m of result.memories) core.metrics?.store('ingest', undefined, m.outcome, m.supersedes?.length ?? 0);
     return result;
   } catch (error) {

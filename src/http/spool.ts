@@ -166,7 +166,7 @@ export interface Spooled {
  */
 export async function spoolBody(
   open: () => Readable,
-  options: { parent: string; maxBytes: number; budget: SpoolBudget },
+  options: { parent: string; maxBytes: number; budget: SpoolBudget; limitName?: string },
 ): Promise<Spooled> {
   const dir = await makeSpoolDir(options.parent);
   const file = path.join(dir.path, 'body');
@@ -179,7 +179,8 @@ export async function spoolBody(
   const limit = new Transform({
     transform(chunk: Buffer, _encoding, done) {
       if (size + chunk.length > options.maxBytes) {
-        done(new AppError('payload_too_large', `the body is larger than ${options.maxBytes} bytes (IMPORT_MAX_BYTES)`));
+        const name = options.limitName ?? 'IMPORT_MAX_BYTES';
+        done(new AppError('payload_too_large', `the body is larger than ${options.maxBytes} bytes (${name})`));
         return;
       }
       try {

@@ -39,6 +39,7 @@ const MESSAGES: Record<ErrorCode, (detail: string) => string> = {
   headers_too_large: (d) => `${speak(d)}.`,
   internal: () => UNEXPECTED,
   unavailable: () => 'The memory service is unavailable right now; retry shortly, or continue without memory.',
+  job_interrupted: (d) => `${speak(d)}.`,
 };
 
 const oneLine = (text: string): string => text.replace(/\s+/g, ' ').trim();

@@ -15,6 +15,7 @@ import {
   CanonObject,
   CreatedKeyObject,
   FieldErrorObject,
+  ImportResultObject,
   IngestResponse,
   KeyObject,
   MemoryObject,
@@ -26,6 +27,7 @@ import {
   SetupResponse,
   StoredMemoryObject,
 } from './objects.js';
+import { JobObject } from './jobs.js';
 
 /**
  * The named schemas of the OpenAPI document (components.schemas): wherever one of these appears in
@@ -48,6 +50,8 @@ const named: [z.ZodType, string][] = [
   [KeyObject, 'ApiKey'],
   [CreatedKeyObject, 'CreatedApiKey'],
   [SetupResponse, 'SetupResponse'],
+  [ImportResultObject, 'ImportResult'],
+  [JobObject, 'Job'],
   [ProblemObject, 'Problem'],
   [FieldErrorObject, 'FieldError'],
   [StoreMemoryBody, 'StoreMemoryRequest'],

@@ -57,6 +57,13 @@ export const IngestResponse = z.object({
   skipped_messages: z.number().int().describe('Messages of this conversation_id ingested before, by id'),
 });
 
+const importCounts = { anchors: z.number().int(), sessions: z.number().int(), memories: z.number().int() };
+export const ImportResultObject = z.object({
+  lines: z.number().int().describe('The number of the last line read'),
+  imported: z.object({ ...importCounts, canon: z.number().int(), audit: z.number().int() }),
+  existing: z.number().int().describe('Records left as they were: their id (or subject external id) exists'),
+});
+
 export const ScoreDetailsObject = z.object({
   semantic: z.number().describe('Vector similarity, min-max normalized over the candidates'),
   lexical: z.number().describe('Full-text rank, divided by the best candidate rank'),

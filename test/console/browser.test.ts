@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertMemory } from '../../src/domain/memories.js';
+import { startJobRunner } from '../../src/jobs/runner.js';
 import { engine, newKey, newTenant, testApi, type Tenant, type TestApi } from '../helpers/harness.js';
 import { hasChromium, launchChromium, type Browser } from '../helpers/chromium.js';
 
@@ -255,6 +256,44 @@ describe.skipIf(!hasChromium)(`the console in Chromium on ${engine}`, () => {
       'updated',
       'updated',
     ]);
+    await page.close();
+  });
+
+  it('lists jobs with their state, and follows a queued one until it succeeds', async () => {
+    const t = await newTenant(api);
+    const queued = await api.http
+      .post('/v1/agents/support-bot/conversations/ingest?async=true')
+      .set(t.auth)
+      .send({ messages: [{ role: 'user', content: 'I live in Lisbon and I work as a carpenter.' }] });
+    expect(queued.status).toBe(202);
+    const reader = await newKey(api, t, ['read']);
+    const page = await signIn(reader.auth.Authorization.replace('Bearer ', ''), '#/jobs');
+    const row = page.locator('tr', { hasText: (queued.body as { id: string }).id.slice(0, 8) });
+    await row.getByText('queued').waitFor();
+    // No process runs jobs for this app until now: the page refreshes by itself while one is queued.
+    const runner = startJobRunner(api.core);
+    try {
+      await row.getByText('succeeded').waitFor({ timeout: 30_000 });
+      await row.getByText(/\d+ stored · 0 skipped/).waitFor();
+      await row.getByText('1 of 1 messages').waitFor();
+      const failed = await api.http
+        .post('/v1/import?async=true')
+        .set(t.auth)
+        .set('Content-Type', 'application/x-ndjson')
+        .send('{"type":"memory"}\n');
+      expect(failed.status).toBe(202);
+      const failedId = (failed.body as { id: string }).id;
+      for (let state = ''; state !== 'failed'; await new Promise((r) => setTimeout(r, 50))) {
+        state = ((await api.http.get(`/v1/jobs/${failedId}`).set(t.auth)).body as { state: string }).state;
+      }
+      await page.getByLabel('State').selectOption('failed');
+      await page.getByRole('button', { name: 'Filter' }).click();
+      const failedRow = page.locator('tr', { hasText: failedId.slice(0, 8) });
+      await failedRow.getByText('invalid_request').waitFor({ timeout: 30_000 });
+      await expect(page.locator('tbody tr').count()).resolves.toBe(1);
+    } finally {
+      await runner.stop(1000);
+    }
     await page.close();
   });
 

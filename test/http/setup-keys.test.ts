@@ -210,6 +210,8 @@ const SCOPE_TABLE: {
   access: 'any' | 'read' | 'write' | 'admin';
 }[] = [
   { method: 'get', path: '/v1/canon', access: 'any' },
+  { method: 'get', path: '/v1/jobs', access: 'read' },
+  { method: 'get', path: '/v1/jobs/{id}', access: 'read' },
   { method: 'get', path: '/v1/canon/{id}', access: 'any' },
   { method: 'get', path: '/v1/keys/current', access: 'any' },
   { method: 'get', path: '/v1/memories/recall', access: 'read' },

@@ -409,7 +409,7 @@ describe(`ingest refusals on ${engine}`, () => {
     const op = doc.paths['/v1/agents/{id}/conversations/ingest'].post;
     expect(op.security).toEqual([{ bearer: [] }]);
     expect(Object.keys(op.responses).sort()).toEqual(
-      ['200', '400', '401', '403', '404', '409', '413', '415', '429', '500', '503'].sort(),
+      ['200', '202', '400', '401', '403', '404', '409', '413', '415', '429', '500', '503'].sort(),
     );
   });
 });

@@ -54,6 +54,11 @@ def test_every_method_takes_every_parameter_of_its_operation(document: Dict[str,
             params = list(inspect.signature(getattr(cls, snake(op_id))).parameters.values())[1:]
             names = {p.name for p in params}
             named = [p["name"] for p in op.get("parameters", []) if p["in"] == "query"]
+            # async=true answers a job, not the operation's body: a method of its own sends it.
+            if "async" in named:
+                named.remove("async")
+                if not hasattr(cls, f"{snake(op_id)}_async"):
+                    lacking.append(f"{cls.__name__}.{snake(op_id)}_async: the async=true variant")
             body = op.get("requestBody", {}).get("content", {}).get("application/json")
             if body is not None:
                 named += list(resolve(document, body["schema"]).get("properties", {}))

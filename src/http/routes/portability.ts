@@ -11,7 +11,11 @@ import { exportSubject } from '../../portability/subject-export.js';
 import { checkedFilter } from '../../filter/language.js';
 import { agentId, booleanFlag, memoryFilterParam } from '../../schemas/fields.js';
 import { IdParams } from '../../schemas/inputs.js';
-import { AnchorObject, MemoryObject, ProblemObject, SessionObject } from '../../schemas/objects.js';
+import { AsyncQuery } from '../../schemas/jobs.js';
+import { submitJob } from '../../jobs/jobs.js';
+import type { ImportJobInput } from '../../jobs/import-job.js';
+import { accepted, JOB_ACCEPTED } from './jobs.js';
+import { AnchorObject, ImportResultObject, MemoryObject, ProblemObject, SessionObject } from '../../schemas/objects.js';
 import { ConcurrencyGate } from '../concurrency.js';
 import { sendSpooledExport } from '../export-response.js';
 import { bodyError, decodedBody } from '../request-body.js';
@@ -26,6 +30,7 @@ const ExportQuery = z.strictObject({
 const SubjectExportQuery = z.strictObject({ filter: memoryFilterParam.optional() });
 
 const ImportQuery = z.strictObject({
+  ...AsyncQuery,
   format: z
     .enum(IMPORT_FORMATS)
     .default('agent-memory')
@@ -42,13 +47,6 @@ const SubjectExportObject = z.object({
   anchor: AnchorObject,
   sessions: z.array(SessionObject),
   memories: z.array(MemoryObject.extend({ mentioned_in_sessions: z.array(z.string()) })),
-});
-
-const counts = { anchors: z.number().int(), sessions: z.number().int(), memories: z.number().int() };
-const ImportResultObject = z.object({
-  lines: z.number().int().describe('The number of the last line read'),
-  imported: z.object({ ...counts, canon: z.number().int(), audit: z.number().int() }),
-  existing: z.number().int().describe('Records left as they were: their id (or subject external id) exists'),
 });
 
 /** The turns and spool space of one server's imports and exports. */
@@ -82,13 +80,18 @@ function limitsFor(core: Core): PortabilityLimits {
 }
 
 /** A body whose declared size is over what it may hold is refused before a byte of it is read. */
-function checkDeclaredSize(req: Request, limits: PortabilityLimits, maxBytes: number): void {
+function checkDeclaredSize(
+  req: Request,
+  limits: PortabilityLimits,
+  maxBytes: number,
+  limitName = 'IMPORT_MAX_BYTES',
+): void {
   const encoding = (req.get('content-encoding') ?? 'identity').toLowerCase();
   const length = Number(req.get('content-length'));
   // A compressed body's length says nothing of what it decompresses to.
   if (encoding !== 'identity' || !Number.isSafeInteger(length)) return;
   if (length > maxBytes)
-    throw new AppError('payload_too_large', `the body is larger than ${maxBytes} bytes (IMPORT_MAX_BYTES)`);
+    throw new AppError('payload_too_large', `the body is larger than ${maxBytes} bytes (${limitName})`);
   // Taken and given back at once: only a check that the spool has room now.
   limits.spool.take(length);
   limits.spool.give(length);
@@ -172,6 +175,10 @@ export const portabilityRoutes = [
     },
     responses: {
       200: { description: 'Every line was imported', schema: ImportResultObject },
+      202: {
+        ...JOB_ACCEPTED,
+        description: `${JOB_ACCEPTED.description}. The body is kept in the database until the job ends: at most JOB_INPUT_MAX_BYTES (256 MiB) once decompressed`,
+      },
       400: {
         description: 'A bad line, named by its number; the lines before it are imported, nothing of it is',
         schema: ProblemObject,
@@ -185,18 +192,31 @@ export const portabilityRoutes = [
         schema: ProblemObject,
       },
     },
-    handle: async ({ core, actor, query, req }) => {
+    handle: async ({ core, actor, query, req, res }) => {
       const limits = limitsFor(core);
       const config = core.config.portability;
       const leave = limits.imports.enter(actor.tenantId);
+      // A job's body waits in the database, so it has a bound of its own.
+      const maxBytes =
+        query.async === true ? Math.min(config.importMaxBytes, core.config.jobs.inputMaxBytes) : config.importMaxBytes;
       try {
-        checkDeclaredSize(req, limits, config.importMaxBytes);
+        checkDeclaredSize(req, limits, maxBytes, query.async === true ? 'JOB_INPUT_MAX_BYTES' : 'IMPORT_MAX_BYTES');
         const spooled = await spoolBody(() => decodedBody(req, config.importMaxCompressionRatio), {
           parent: config.spoolDir,
-          maxBytes: config.importMaxBytes,
+          maxBytes,
           budget: limits.spool,
+          limitName: query.async === true ? 'JOB_INPUT_MAX_BYTES' : 'IMPORT_MAX_BYTES',
         });
         try {
+          if (query.async === true) {
+            const job = await submitJob<ImportJobInput>(core, actor, {
+              kind: 'import',
+              input: { format: query.format, agent_id: query.agent_id },
+              agentIds: boundAgents(actor),
+              bodyFile: spooled.path,
+            });
+            return accepted(res, job);
+          }
           const body = await importStream(core, actor, createReadStream(spooled.path), {
             format: query.format,
             agentId: query.agent_id,

@@ -1,7 +1,9 @@
-"""The connection of the async client: sends with retries, and the two streamed operations."""
+"""The connection of the async client: sends with retries, the two streamed operations, and the
+wait for a job."""
 
 from __future__ import annotations
 
+import time
 from typing import Any, AsyncIterator, Awaitable, Callable, Mapping, Optional, TypeVar
 
 import anyio
@@ -18,10 +20,11 @@ from ._transport import (
     default_headers,
     filter_param,
     import_headers,
+    path,
     query,
     raise_for_problem,
 )
-from ._types import ExportRecord, Filter, ImportFormat, ImportResult
+from ._types import ExportRecord, Filter, ImportFormat, ImportResult, Job
 
 _Self = TypeVar("_Self", bound="AsyncBase")
 
@@ -133,6 +136,21 @@ class AsyncBase:
     ) -> ImportResult:
         """As :meth:`Client.import_records`; ``data`` may also be an async iterable, so that
         ``await memory.import_records(other.export_tenant())`` copies a tenant."""
+        return await self._import(data, format, agent_id, False)
+
+    async def import_records_async(
+        self,
+        data: AsyncImportData,
+        *,
+        format: Optional[ImportFormat] = None,
+        agent_id: Optional[str] = None,
+    ) -> Job:
+        """As :meth:`Client.import_records_async`."""
+        return await self._import(data, format, agent_id, True)
+
+    async def _import(
+        self, data: AsyncImportData, format: Optional[ImportFormat], agent_id: Optional[str], in_job: bool
+    ) -> Any:
         content: Any
         if isinstance(data, (bytes, str)):
             content, replayable = data, True
@@ -141,8 +159,19 @@ class AsyncBase:
         request = self._http.build_request(
             "POST",
             "/v1/import",
-            params=query({"format": format, "agent_id": agent_id}),
+            params=query({"format": format, "agent_id": agent_id, "async": True if in_job else None}),
             content=content,
             headers=import_headers(format),
         )
         return (await self._send(request, replayable=replayable)).json()
+
+    async def wait_for_job(self, job_id: str, *, timeout: float = 600.0, interval: float = 0.5) -> Job:
+        """As :meth:`Client.wait_for_job`."""
+        deadline = time.monotonic() + timeout
+        while True:
+            job: Job = (await self._send(self._http.build_request("GET", path("/v1/jobs/{}", job_id)))).json()
+            if job["state"] in ("succeeded", "failed"):
+                return job
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"job {job_id} is still {job['state']} after {timeout} s")
+            await anyio.sleep(interval)

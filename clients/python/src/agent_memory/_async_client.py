@@ -25,6 +25,10 @@ from ._types import (
     FrontDoor,
     Health,
     IngestResponse,
+    Job,
+    JobKind,
+    JobList,
+    JobState,
     KeyList,
     Memory,
     MemoryHistory,
@@ -274,6 +278,35 @@ class AsyncClient(AsyncBase):
         }
         return await self._call("POST", path("/v1/agents/{}/conversations/ingest", agent_id), json=body(fields))
 
+    async def ingest_conversation_async(
+        self,
+        agent_id: str,
+        messages: Sequence[ConversationMessage],
+        *,
+        conversation_id: Optional[str] = None,
+        anchor_external_id: Optional[str] = None,
+        anchor_id: Optional[str] = None,
+        session_id: Optional[str] = None,
+        metadata: Optional[Metadata] = None,
+    ) -> Job:
+        """``POST /v1/agents/{id}/conversations/ingest?async=true``: the ingest as a job, queued
+        (follow it with :meth:`get_job` or ``wait_for_job``); its result is what
+        :meth:`ingest_conversation` answers."""
+        fields = {
+            "messages": list(messages),
+            "conversation_id": conversation_id,
+            "anchor_external_id": anchor_external_id,
+            "anchor_id": anchor_id,
+            "session_id": session_id,
+            "metadata": metadata,
+        }
+        return await self._call(
+            "POST",
+            path("/v1/agents/{}/conversations/ingest", agent_id),
+            params={"async": True},
+            json=body(fields),
+        )
+
     # Anchors (subjects).
 
     async def create_anchor(
@@ -428,6 +461,24 @@ class AsyncClient(AsyncBase):
             "cursor": cursor,
         }
         return await self._call("GET", "/v1/audit", params=params)
+
+    # Jobs (requests sent with async=true; wait_for_job and import_records_async are in the base class).
+
+    async def get_job(self, job_id: str) -> Job:
+        """``GET /v1/jobs/{id}``: queued, running (with progress), succeeded (with the synchronous
+        call's body as ``result``) or failed (with a problem as ``error``)."""
+        return await self._call("GET", path("/v1/jobs/{}", job_id))
+
+    async def list_jobs(
+        self,
+        *,
+        state: Optional[JobState] = None,
+        kind: Optional[JobKind] = None,
+        limit: Optional[int] = None,
+        cursor: Optional[str] = None,
+    ) -> JobList:
+        """``GET /v1/jobs``: the tenant's jobs, newest first."""
+        return await self._call("GET", "/v1/jobs", params={"state": state, "kind": kind, "limit": limit, "cursor": cursor})
 
     async def export_anchor(self, anchor_id: str, *, filter: Optional[Filter] = None) -> SubjectExport:
         """``GET /v1/anchors/{id}/export``: everything bound to one subject (with ``filter``, only

@@ -1,4 +1,5 @@
-"""The connection of the sync client: sends with retries, and the two streamed operations."""
+"""The connection of the sync client: sends with retries, the two streamed operations, and the
+wait for a job."""
 
 from __future__ import annotations
 
@@ -18,10 +19,11 @@ from ._transport import (
     filter_param,
     import_headers,
     ndjson_line,
+    path,
     query,
     raise_for_problem,
 )
-from ._types import ExportRecord, Filter, ImportFormat, ImportResult
+from ._types import ExportRecord, Filter, ImportFormat, ImportResult, Job
 
 _Self = TypeVar("_Self", bound="SyncBase")
 
@@ -138,6 +140,21 @@ class SyncBase:
         records (dicts, or lines as str/bytes), which is streamed up, a line each, so that
         ``import_records(other.export_tenant())`` copies a tenant without holding it. A streamed
         body cannot be sent twice, so it is not retried."""
+        return self._import(data, format, agent_id, False)
+
+    def import_records_async(
+        self,
+        data: ImportData,
+        *,
+        format: Optional[ImportFormat] = None,
+        agent_id: Optional[str] = None,
+    ) -> Job:
+        """``POST /v1/import?async=true`` (admin): the import as a job, queued; its result is what
+        :meth:`import_records` answers. The body is kept on the server until the job ends, up to
+        its JOB_INPUT_MAX_BYTES (256 MiB by default)."""
+        return self._import(data, format, agent_id, True)
+
+    def _import(self, data: ImportData, format: Optional[ImportFormat], agent_id: Optional[str], in_job: bool) -> Any:
         content: Any
         if isinstance(data, (bytes, str)):
             content, replayable = data, True
@@ -146,8 +163,20 @@ class SyncBase:
         request = self._http.build_request(
             "POST",
             "/v1/import",
-            params=query({"format": format, "agent_id": agent_id}),
+            params=query({"format": format, "agent_id": agent_id, "async": True if in_job else None}),
             content=content,
             headers=import_headers(format),
         )
         return self._send(request, replayable=replayable).json()
+
+    def wait_for_job(self, job_id: str, *, timeout: float = 600.0, interval: float = 0.5) -> Job:
+        """``GET /v1/jobs/{id}`` until the job has succeeded or failed, every ``interval`` seconds;
+        the finished job (``result`` or ``error``). ``TimeoutError`` after ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            job: Job = self._send(self._http.build_request("GET", path("/v1/jobs/{}", job_id))).json()
+            if job["state"] in ("succeeded", "failed"):
+                return job
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"job {job_id} is still {job['state']} after {timeout} s")
+            time.sleep(interval)

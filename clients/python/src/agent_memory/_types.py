@@ -27,7 +27,10 @@ AuditAction = Literal[
     "anchor_purged",
     "key_created",
     "key_revoked",
+    "job_finished",
 ]
+JobKind = Literal["ingest", "import"]
+JobState = Literal["queued", "running", "succeeded", "failed"]
 ImportFormat = Literal["agent-memory", "mem0", "mcp-memory"]
 Metadata = Dict[str, Any]
 # A memory filter (docs/api.md, "Filters"): {"metadata.topic": "billing"},
@@ -293,6 +296,29 @@ class ImportResult(TypedDict):
     lines: int
     imported: ImportCounts
     existing: int
+
+
+class Job(TypedDict):
+    """A request sent with ``async=true``, run in the background (docs/api.md §5 Jobs)."""
+
+    id: str
+    kind: JobKind
+    state: JobState
+    agent_ids: Optional[List[str]]
+    progress: Dict[str, int]
+    result: Optional[Dict[str, Any]]
+    """Once succeeded: the body the synchronous call answers (an IngestResponse or an ImportResult)."""
+    error: Optional[Dict[str, Any]]
+    """Once failed: the problem (``code``, ``detail``, …) the synchronous call would have answered."""
+    attempts: int
+    created_at: str
+    started_at: Optional[str]
+    finished_at: Optional[str]
+
+
+class JobList(TypedDict):
+    jobs: List[Job]
+    next_cursor: Optional[str]
 
 
 ExportRecord = Dict[str, Any]
