@@ -41,6 +41,14 @@ export const DISTRIBUTED_TABLES = [
  */
 const CALLED_FUNCTIONS = ['memory_stats_unit(text, text, uuid, uuid)'] as const;
 
+/**
+ * Tables whose triggers count their rows into other tables (the statistics of migration 0006).
+ * Citus copies a table's rows into its shards with the shards' triggers in place, so the counters,
+ * already right and copied themselves, would be counted again (or, distributed after, be missing on
+ * the worker and fail the copy): their triggers are off while the table is distributed.
+ */
+const COUNTED_TABLES: readonly string[] = ['memories'];
+
 export interface ForeignKey {
   table: string;
   name: string;
@@ -77,12 +85,22 @@ export function distributionPlan(state: DistributionState): string[] {
     ...moved.map((fk) => `ALTER TABLE ${ident(fk.table)} DROP CONSTRAINT ${ident(fk.name)}`),
     ...CALLED_FUNCTIONS.map((f) => `SELECT create_distributed_function(${literal(f)})`),
     ...pendingReference.map((t) => `SELECT create_reference_table(${literal(t)})`),
-    ...pendingDistributed.map((t) =>
-      t === group
-        ? `SELECT create_distributed_table(${literal(t)}, 'tenant_id')`
-        : `SELECT create_distributed_table(${literal(t)}, 'tenant_id', colocate_with => ${literal(group)})`,
-    ),
+    ...pendingDistributed.flatMap((t) => {
+      const create =
+        t === group
+          ? `SELECT create_distributed_table(${literal(t)}, 'tenant_id')`
+          : `SELECT create_distributed_table(${literal(t)}, 'tenant_id', colocate_with => ${literal(group)})`;
+      return COUNTED_TABLES.includes(t)
+        ? [`ALTER TABLE ${ident(t)} DISABLE TRIGGER USER`, create, `ALTER TABLE ${ident(t)} ENABLE TRIGGER USER`]
+        : [create];
+    }),
     ...moved.map((fk) => `ALTER TABLE ${ident(fk.table)} ADD CONSTRAINT ${ident(fk.name)} ${fk.definition}`),
+    // Citus copies a table's rows into its shards and leaves the coordinator's own copy in place,
+    // unread by queries but checked by a later migration's ALTER TABLE (0011's SET NOT NULL failed
+    // on rows its UPDATE had filled on the shards only).
+    ...[...pendingReference, ...pendingDistributed].map(
+      (t) => `SELECT truncate_local_data_after_distributing_table(${literal(t)})`,
+    ),
   ];
 }
 

@@ -54,7 +54,7 @@ export async function migrate(db: Db, embedder?: EmbedderIdentity): Promise<stri
     let prepared = false;
     for (const m of migrations) {
       if (applied.has(m.name)) continue;
-      if (!prepared) await allowTriggerChanges(trx);
+      if (!prepared) await prepareForCitus(trx);
       prepared = true;
       for (const statement of splitStatements(m.sql)) await sql.raw(statement).execute(trx);
       await sql`INSERT INTO schema_migrations (name) VALUES (${m.name})`.execute(trx);
@@ -66,14 +66,18 @@ export async function migrate(db: Db, embedder?: EmbedderIdentity): Promise<stri
 }
 
 /**
- * On Citus, creating or dropping a trigger of a distributed table (0010 makes the statistics'
- * update trigger again) is refused unless `citus.enable_unsafe_triggers` is on: Citus cannot tell
- * whether a trigger's body stays on its shard. Ours do: every statement of them names the firing
- * row's tenant, whose rows of every table are colocated (migration 0016). Set for the migrations'
- * transaction only; elsewhere the setting does not exist and nothing is sent.
+ * What migrations need on Citus, for their transaction only (elsewhere nothing is sent):
+ * `citus.enable_unsafe_triggers`, without which creating or dropping a trigger of a distributed
+ * table (0010 makes the statistics' update trigger again) is refused, as Citus cannot tell whether a
+ * trigger's body stays on its shard; ours do, every statement of them naming the firing row's
+ * tenant, whose rows of every table are colocated (migration 0016). And shard commands one
+ * connection at a time: Citus refuses to change a function (0016) in a transaction that has already
+ * written shards over parallel connections (0011's UPDATE).
  */
-async function allowTriggerChanges(trx: Db): Promise<void> {
-  if (await detectCitus(trx)) await sql`SET LOCAL citus.enable_unsafe_triggers = on`.execute(trx);
+async function prepareForCitus(trx: Db): Promise<void> {
+  if (!(await detectCitus(trx))) return;
+  await sql`SET LOCAL citus.enable_unsafe_triggers = on`.execute(trx);
+  await sql`SET LOCAL citus.multi_shard_modify_mode = 'sequential'`.execute(trx);
 }
 
 /**

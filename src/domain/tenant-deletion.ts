@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
+import { forgetCachedKeys } from './keys.js';
 
 /** Rows deleted per transaction: each batch holds its locks (and its statistics triggers' work) briefly. */
 export const TENANT_DELETE_BATCH = 1000;
@@ -15,7 +16,8 @@ const BULK_TABLES = ['memories', 'audit_events'] as const;
  * waited minutes behind the deletion of a large one. The tenant's memories and audit events are
  * deleted first instead, in batches of their own transactions (each a one-shard statement on
  * Citus), and the cascade is left only the few rows that remain. Returns whether the tenant existed.
- * A store that runs meanwhile is deleted by the cascade.
+ * A store that runs meanwhile is deleted by the cascade. Other processes refuse its keys once their
+ * cache entry expires (5 s, src/domain/keys.ts).
  */
 export async function deleteTenant(db: Db, tenantId: string, batch = TENANT_DELETE_BATCH): Promise<boolean> {
   for (const table of BULK_TABLES) {
@@ -28,5 +30,7 @@ export async function deleteTenant(db: Db, tenantId: string, batch = TENANT_DELE
     }
   }
   const deleted = await db.deleteFrom('tenants').where('id', '=', tenantId).executeTakeFirst();
+  // After the commit, as a revocation does: its keys are refused here at once.
+  forgetCachedKeys(db);
   return Number(deleted.numDeletedRows) > 0;
 }

@@ -4,6 +4,7 @@ import type { Db } from '../../src/db/connect.js';
 import { ensureVectorIndex, vectorParam } from '../../src/db/vector.js';
 import { upsertAnchor } from '../../src/domain/anchors.js';
 import type { Core } from '../../src/domain/core.js';
+import { deleteTenant } from '../../src/domain/tenant-deletion.js';
 import { contentKey, newId } from '../../src/domain/text.js';
 import { nearestQuery, vectorNeighbours } from '../../src/retrieval/queries/nearest.js';
 import type { RecallScope } from '../../src/retrieval/queries/scope.js';
@@ -187,7 +188,7 @@ describe(`recall at scale on ${engine}`, () => {
 
   afterAll(async () => {
     // The worker's database outlives this file (and, on Postgres, this run): take the bulk away.
-    if (tenant) await api.core.db.deleteFrom('tenants').where('id', '=', tenant.tenantId).execute();
+    if (tenant) await deleteTenant(api.core.db, tenant.tenantId);
   });
 
   it('has the HNSW index, and the vector query reaches it', async () => {
