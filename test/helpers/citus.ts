@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 
 /**
@@ -18,4 +19,66 @@ export async function testDatabaseIsCitus(): Promise<boolean> {
   } finally {
     await client.end();
   }
+}
+
+async function onNode(nodeUrl: string, statements: string[]): Promise<void> {
+  const client = new pg.Client({ connectionString: nodeUrl });
+  await client.connect();
+  try {
+    for (const s of statements) await client.query(s);
+  } finally {
+    await client.end();
+  }
+}
+
+function inDatabase(nodeUrl: string, database: string): string {
+  const u = new URL(nodeUrl);
+  u.pathname = `/${database}`;
+  return u.toString();
+}
+
+/**
+ * A database of its own on the cluster of `coordinatorUrl` (CITUS_TEST_URL): created on the
+ * coordinator and on each of its workers (read from pg_dist_node, reached with the same user),
+ * with `citus` and `vector` on each and the workers added: what docs/scale-out.md#citus asks of an
+ * operator. Nothing is distributed yet; `drop` removes it from every node.
+ */
+export async function citusDatabase(coordinatorUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const client = new pg.Client({ connectionString: coordinatorUrl });
+  await client.connect();
+  let workers: { host: string; port: number }[];
+  try {
+    ({ rows: workers } = await client.query<{ host: string; port: number }>(
+      `SELECT nodename AS host, nodeport AS port FROM pg_dist_node WHERE noderole = 'primary' AND groupid <> 0 ORDER BY 1, 2`,
+    ));
+  } finally {
+    await client.end();
+  }
+  const nodes = [
+    coordinatorUrl,
+    ...workers.map((w) => {
+      const u = new URL(coordinatorUrl);
+      u.hostname = w.host;
+      u.port = String(w.port);
+      return u.toString();
+    }),
+  ];
+  const name = `am_citus_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
+  for (const node of nodes) {
+    await onNode(node, [`CREATE DATABASE ${name}`]);
+    await onNode(inDatabase(node, name), ['CREATE EXTENSION citus', 'CREATE EXTENSION vector']);
+  }
+  const url = inDatabase(coordinatorUrl, name);
+  await onNode(
+    url,
+    workers.map((w) => `SELECT citus_add_node('${w.host.replaceAll("'", "''")}', ${Number(w.port)})`),
+  );
+  return {
+    url,
+    drop: async () => {
+      for (const node of nodes) {
+        await onNode(node, [`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`]).catch(() => undefined);
+      }
+    },
+  };
 }
