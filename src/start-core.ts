@@ -65,6 +65,8 @@ export async function startCore(
     // them it cannot tell a subject's few rows from a tenant's many when choosing btree or HNSW.
     if (handle.engine === 'pglite') await sql`ANALYZE`.execute(handle.db);
     if (handle.engine === 'postgres') citus = await detectCitus(handle.db);
+    // Citus plans prepared statements for their values (src/db/prepared-driver.ts, PlanModePolicy).
+    if (handle.plans) handle.plans.forceGeneric = !citus;
     if (citus && (await distributionPending(handle.db))) {
       log.warn('this Citus database has tables that are not distributed yet: run `agent-memory migrate --citus`');
     }
@@ -75,6 +77,7 @@ export async function startCore(
   }
   // Opened after the migrations, which the replicas receive from the primary as they replay its WAL.
   const replicas: DbHandle[] = config.databaseReadUrls.map((url) => openReadReplica(url, config.dbPoolSize, log));
+  for (const replica of replicas) if (replica.plans) replica.plans.forceGeneric = !citus;
   if (replicas.length > 0) log.info({ replicas: replicas.length }, 'recall reads the read replicas');
   // Every process hears every committed change of the database, its own and other processes' alike.
   const changes = new ChangeFeed(log);
@@ -91,6 +94,7 @@ export async function startCore(
     handle.engine === 'postgres' && config.databaseUrl !== undefined
       ? openExportPool(config.databaseUrl, config.portability.exports.inAll, log)
       : undefined;
+  if (exportPool?.plans) exportPool.plans.forceGeneric = !citus;
   // One breaker for the judge and the extractor: they call the same model.
   const llm = llmBreakerFor(config, log);
   // Marked on Citus, so that the statements that need it forward their settings to the workers.

@@ -43,6 +43,14 @@ export const DISTRIBUTED_TABLES = [
  */
 const CALLED_FUNCTIONS = ['memory_stats_unit(text, text, uuid, uuid)'] as const;
 
+/**
+ * Tables whose triggers count their rows into other tables (the statistics of migration 0006).
+ * Citus copies a table's rows into its shards with the shards' triggers in place, so the counters,
+ * already right and copied themselves, would be counted again (or, distributed after, be missing on
+ * the worker and fail the copy): their triggers are off while the table is distributed.
+ */
+const COUNTED_TABLES: readonly string[] = ['memories'];
+
 export interface ForeignKey {
   table: string;
   name: string;
@@ -79,12 +87,22 @@ export function distributionPlan(state: DistributionState): string[] {
     ...moved.map((fk) => `ALTER TABLE ${ident(fk.table)} DROP CONSTRAINT ${ident(fk.name)}`),
     ...CALLED_FUNCTIONS.map((f) => `SELECT create_distributed_function(${literal(f)})`),
     ...pendingReference.map((t) => `SELECT create_reference_table(${literal(t)})`),
-    ...pendingDistributed.map((t) =>
-      t === group
-        ? `SELECT create_distributed_table(${literal(t)}, 'tenant_id')`
-        : `SELECT create_distributed_table(${literal(t)}, 'tenant_id', colocate_with => ${literal(group)})`,
-    ),
+    ...pendingDistributed.flatMap((t) => {
+      const create =
+        t === group
+          ? `SELECT create_distributed_table(${literal(t)}, 'tenant_id')`
+          : `SELECT create_distributed_table(${literal(t)}, 'tenant_id', colocate_with => ${literal(group)})`;
+      return COUNTED_TABLES.includes(t)
+        ? [`ALTER TABLE ${ident(t)} DISABLE TRIGGER USER`, create, `ALTER TABLE ${ident(t)} ENABLE TRIGGER USER`]
+        : [create];
+    }),
     ...moved.map((fk) => `ALTER TABLE ${ident(fk.table)} ADD CONSTRAINT ${ident(fk.name)} ${fk.definition}`),
+    // Citus copies a table's rows into its shards and leaves the coordinator's own copy in place,
+    // unread by queries but checked by a later migration's ALTER TABLE (0011's SET NOT NULL failed
+    // on rows its UPDATE had filled on the shards only).
+    ...[...pendingReference, ...pendingDistributed].map(
+      (t) => `SELECT truncate_local_data_after_distributing_table(${literal(t)})`,
+    ),
   ];
 }
 
@@ -127,7 +145,7 @@ export async function distributeForCitus(db: Db): Promise<string[]> {
   }
   const unplaced = unplacedTables();
   if (unplaced.length > 0) throw new Error(`tables without a Citus placement: ${unplaced.join(', ')}`);
-  return db.transaction().execute(async (trx) => {
+  const plan = await db.transaction().execute(async (trx) => {
     await sql`SELECT pg_advisory_xact_lock(${sql.raw(String(MIGRATION_LOCK_KEY))})`.execute(trx);
     // Distributing, then adding foreign keys towards reference tables in one transaction needs the
     // cluster's shards written one connection at a time; the statistics triggers of memories are
@@ -138,6 +156,56 @@ export async function distributeForCitus(db: Db): Promise<string[]> {
     for (const statement of plan) await sql.raw(statement).execute(trx);
     return plan;
   });
+  await setOnEveryNode(db, NODE_SETTINGS);
+  return plan;
+}
+
+/**
+ * Settings the database needs on every node, not only on the coordinator the service connects to.
+ * JIT: the service turns it off for its own connections (src/db/connect.ts), but the shard queries
+ * run on connections Citus opens to the workers, which compiled every recall's statement (3.7 s
+ * for a recall of 42 ms on one Postgres); those connections start with the database's defaults.
+ */
+export const NODE_SETTINGS: Readonly<Record<string, string>> = { jit: 'off' };
+
+/**
+ * `ALTER DATABASE … SET` for the service's database on the coordinator, which Citus (12 and newer)
+ * sends on to every worker; a worker refuses it sent directly. Each worker's copy is then read back,
+ * and a worker without it (a Citus that does not forward it, a worker added later) is named.
+ */
+async function setOnEveryNode(db: Db, settings: Readonly<Record<string, string>>): Promise<void> {
+  const { rows } = await sql<{ name: string }>`SELECT current_database() AS name`.execute(db);
+  const database = ident(rows[0]?.name ?? '');
+  for (const [name, value] of Object.entries(settings)) {
+    await sql.raw(`ALTER DATABASE ${database} SET ${ident(name)} = ${literal(value)}`).execute(db);
+  }
+  const missing = (await workerNodeSettings(db)).filter((s) => s.value !== settings[s.name]);
+  if (missing.length > 0) {
+    throw new Error(
+      `the database's settings did not reach every worker: ${missing
+        .map((s) => `${s.node} has ${s.name} = ${s.value || 'its default'}`)
+        .join('; ')}; run ALTER DATABASE ${database} SET … on each of them as a superuser`,
+    );
+  }
+}
+
+/** What each worker holds for this database of NODE_SETTINGS (empty: the server's default). */
+export async function workerNodeSettings(db: Db): Promise<{ node: string; name: string; value: string }[]> {
+  const query = `SELECT coalesce(string_agg(c, ',' ORDER BY c), '') FROM pg_db_role_setting AS s, unnest(s.setconfig) AS c
+    WHERE s.setrole = 0 AND s.setdatabase = (SELECT oid FROM pg_database WHERE datname = current_database())`;
+  const { rows } = await sql<{ node: string; result: string }>`
+    SELECT nodename || ':' || nodeport AS node, result FROM run_command_on_workers(${query}) ORDER BY 1`.execute(db);
+  const answers: { node: string; name: string; value: string }[] = [];
+  for (const row of rows) {
+    const held = new Map(
+      row.result
+        .split(',')
+        .filter((c) => c.includes('='))
+        .map((c) => [c.slice(0, c.indexOf('=')), c.slice(c.indexOf('=') + 1)] as const),
+    );
+    for (const name of Object.keys(NODE_SETTINGS)) answers.push({ node: row.node, name, value: held.get(name) ?? '' });
+  }
+  return answers;
 }
 
 /** True on a Citus database where some table is still local: `migrate --citus` has not run since a migration. */

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { listenPostgres, type Unlisten } from './listen.js';
-import { PreparingPostgresDialect } from './prepared-driver.js';
+import { PreparingPostgresDialect, type PlanModePolicy } from './prepared-driver.js';
 import type { Database } from './schema.js';
 
 export type Db = Kysely<Database>;
@@ -20,6 +20,8 @@ export interface DbHandle {
    * commits; absent on a read replica, where nothing is notified.
    */
   listen?(channel: string, onPayload: (payload: string | undefined) => void): Promise<Unlisten>;
+  /** How its connections plan prepared statements (src/db/prepared-driver.ts); Postgres only. */
+  plans?: PlanModePolicy;
 }
 
 // Counts and sequence numbers come back as strings from pg and as numbers from PGlite; timestamps
@@ -111,7 +113,8 @@ export function resilientPool(config: pg.PoolConfig, log: ConnectionLog | undefi
 
 export async function openPostgres(url: string, poolSize: number, log?: ConnectionLog): Promise<DbHandle> {
   const pool = resilientPool({ connectionString: url, max: poolSize }, log);
-  const db = new Kysely<Database>({ dialect: new PreparingPostgresDialect(pool) });
+  const plans: PlanModePolicy = { forceGeneric: true };
+  const db = new Kysely<Database>({ dialect: new PreparingPostgresDialect(pool, plans) });
   // One round trip up front, so that a wrong DATABASE_URL is reported as such, in one line.
   try {
     await pool.query('SELECT 1');
@@ -122,6 +125,7 @@ export async function openPostgres(url: string, poolSize: number, log?: Connecti
   return {
     db,
     engine: 'postgres',
+    plans,
     close: () => db.destroy(),
     listen: (channel, onPayload) => listenPostgres(url, channel, onPayload, log),
   };
@@ -140,8 +144,9 @@ export function openReadReplica(url: string, poolSize: number, log?: ConnectionL
     { connectionString: url, max: poolSize, connectionTimeoutMillis: REPLICA_CONNECT_TIMEOUT_MS },
     log,
   );
-  const db = new Kysely<Database>({ dialect: new PreparingPostgresDialect(pool) });
-  return { db, engine: 'postgres', close: () => db.destroy() };
+  const plans: PlanModePolicy = { forceGeneric: true };
+  const db = new Kysely<Database>({ dialect: new PreparingPostgresDialect(pool, plans) });
+  return { db, engine: 'postgres', plans, close: () => db.destroy() };
 }
 
 export async function openPglite(dataDir: string): Promise<DbHandle> {

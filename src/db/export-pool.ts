@@ -1,6 +1,6 @@
 import { Kysely } from 'kysely';
 import { resilientPool, type ConnectionLog, type DbHandle } from './connect.js';
-import { PreparingPostgresDialect } from './prepared-driver.js';
+import { PreparingPostgresDialect, type PlanModePolicy } from './prepared-driver.js';
 import type { Database } from './schema.js';
 
 /**
@@ -30,6 +30,7 @@ export function openExportPool(url: string, size: number, log?: ConnectionLog): 
     },
     log,
   );
-  const db = new Kysely<Database>({ dialect: new PreparingPostgresDialect(pool) });
-  return { db, engine: 'postgres', close: () => db.destroy() };
+  const plans: PlanModePolicy = { forceGeneric: true };
+  const db = new Kysely<Database>({ dialect: new PreparingPostgresDialect(pool, plans) });
+  return { db, engine: 'postgres', plans, close: () => db.destroy() };
 }

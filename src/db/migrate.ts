@@ -2,8 +2,9 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
+import { detectCitus } from './citus.js';
 import type { Db } from './connect.js';
-import { ensureVectorIndex, type EmbedderIdentity } from './vector.js';
+import { dropVectorIndex, ensureVectorIndex, vectorIndexDimensions, type EmbedderIdentity } from './vector.js';
 
 // Both src/db (tests) and dist/db (built) sit two levels below the package root.
 const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../migrations');
@@ -50,8 +51,11 @@ export async function migrate(db: Db, embedder?: EmbedderIdentity): Promise<stri
     const done = await sql<{ name: string }>`SELECT name FROM schema_migrations`.execute(trx);
     const applied = new Set(done.rows.map((r) => r.name));
     const ran: string[] = [];
+    let prepared = false;
     for (const m of migrations) {
       if (applied.has(m.name)) continue;
+      if (!prepared) await prepareForCitus(trx);
+      prepared = true;
       for (const statement of splitStatements(m.sql)) await sql.raw(statement).execute(trx);
       await sql`INSERT INTO schema_migrations (name) VALUES (${m.name})`.execute(trx);
       ran.push(m.name);
@@ -59,6 +63,21 @@ export async function migrate(db: Db, embedder?: EmbedderIdentity): Promise<stri
     if (embedder) await checkEmbedder(trx, embedder);
     return ran;
   });
+}
+
+/**
+ * What migrations need on Citus, for their transaction only (elsewhere nothing is sent):
+ * `citus.enable_unsafe_triggers`, without which creating or dropping a trigger of a distributed
+ * table (0010 makes the statistics' update trigger again) is refused, as Citus cannot tell whether a
+ * trigger's body stays on its shard; ours do, every statement of them naming the firing row's
+ * tenant, whose rows of every table are colocated (migration 0016). And shard commands one
+ * connection at a time: Citus refuses to change a function (0016) in a transaction that has already
+ * written shards over parallel connections (0011's UPDATE).
+ */
+async function prepareForCitus(trx: Db): Promise<void> {
+  if (!(await detectCitus(trx))) return;
+  await sql`SET LOCAL citus.enable_unsafe_triggers = on`.execute(trx);
+  await sql`SET LOCAL citus.multi_shard_modify_mode = 'sequential'`.execute(trx);
 }
 
 /**
@@ -87,5 +106,9 @@ async function checkEmbedder(trx: Db, embedder: EmbedderIdentity): Promise<void>
       }),
     )
     .execute();
+  // Every stored vector is the configured embedder's now, so an index of another size covers none
+  // of them and would refuse every new one (a database migrated with the default embedder, then
+  // started with another of another size): it goes.
+  for (const d of await vectorIndexDimensions(trx)) if (d !== embedder.dimensions) await dropVectorIndex(trx, d);
   await ensureVectorIndex(trx, embedder.dimensions);
 }

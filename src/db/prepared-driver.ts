@@ -8,6 +8,17 @@ export const PREPARED_PLAN_MODE = 'SET plan_cache_mode = force_generic_plan';
 export const DEFAULT_PLAN_MODE = 'RESET plan_cache_mode';
 
 /**
+ * Whether prepared statements get generic plans on this database. Forced on plain Postgres (below);
+ * not on Citus, whose planner cannot prune shards in a generic plan of a statement with CTEs, LATERAL
+ * or a second table ("could not create distributed plan") and plans a statement that names one
+ * tenant as a one-task router query when given its values. Start-up learns which database it is
+ * after the pool exists, hence a setting the connections read at each statement.
+ */
+export interface PlanModePolicy {
+  forceGeneric: boolean;
+}
+
+/**
  * Kysely's Postgres dialect, whose connections send a statement compiled with prepared()
  * (src/db/prepared.ts) to pg as a named one, `{ name, text, values }`, which pg prepares once per
  * connection and then only binds; every other statement goes as text and values. Left to choose,
@@ -20,32 +31,36 @@ export const DEFAULT_PLAN_MODE = 'RESET plan_cache_mode';
  */
 export class PreparingPostgresDialect extends PostgresDialect {
   readonly #pool: pg.Pool;
+  readonly #policy: PlanModePolicy;
 
-  constructor(pool: pg.Pool) {
+  constructor(pool: pg.Pool, policy: PlanModePolicy = { forceGeneric: true }) {
     super({ pool });
     this.#pool = pool;
+    this.#policy = policy;
   }
 
   override createDriver(): PostgresDriver {
-    return new PreparingPostgresDriver(this.#pool);
+    return new PreparingPostgresDriver(this.#pool, this.#policy);
   }
 }
 
 /** Kysely's driver (transactions, savepoints) over PlanModeConnection. */
 class PreparingPostgresDriver extends PostgresDriver {
   readonly #pool: pg.Pool;
+  readonly #policy: PlanModePolicy;
   readonly #connections = new WeakMap<pg.PoolClient, PlanModeConnection>();
 
-  constructor(pool: pg.Pool) {
+  constructor(pool: pg.Pool, policy: PlanModePolicy) {
     super({ pool });
     this.#pool = pool;
+    this.#policy = policy;
   }
 
   override async acquireConnection(): Promise<DatabaseConnection> {
     const client = await this.#pool.connect();
     let connection = this.#connections.get(client);
     if (!connection) {
-      connection = new PlanModeConnection(client);
+      connection = new PlanModeConnection(client, this.#policy);
       this.#connections.set(client, connection);
     }
     return connection;
@@ -72,17 +87,19 @@ class PreparingPostgresDriver extends PostgresDriver {
 
 class PlanModeConnection implements DatabaseConnection {
   readonly #client: pg.PoolClient;
+  readonly #policy: PlanModePolicy;
   #generic = false;
   #discarded = false;
 
-  constructor(client: pg.PoolClient) {
+  constructor(client: pg.PoolClient, policy: PlanModePolicy) {
     this.#client = client;
+    this.#policy = policy;
   }
 
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
     if (this.#discarded) throw new Error('Postgres connection has been discarded');
     const name = preparedName(compiled);
-    this.#switchTo(name !== undefined);
+    this.#switchTo(name !== undefined && this.#policy.forceGeneric);
     const values = [...compiled.parameters];
     let result: pg.QueryResult;
     try {

@@ -188,6 +188,11 @@ function keyCache(db: Db): Map<string, CachedKey> {
   return cache;
 }
 
+/** Forgets the keys this process found valid: after a change that ends keys without revoking them (a tenant's deletion). */
+export function forgetCachedKeys(db: Db): void {
+  keyCache(db).clear();
+}
+
 /** Resolves a bearer key to its actor, or null when it is malformed, unknown or revoked. */
 export async function authenticate(core: Core, rawKey: string): Promise<Actor | null> {
   if (!KEY_SHAPE.test(rawKey)) return null;

@@ -15,7 +15,8 @@ import { startCore, type Running } from '../../src/start-core.js';
 import { engine, testConfig } from '../helpers/harness.js';
 import { isolatedDatabase, type IsolatedDb } from '../helpers/isolated-db.js';
 
-const isCitusCall = (s: string) => /^SELECT create_(distributed|reference)_/.test(s);
+const isCitusCall = (s: string) => /^SELECT (create_(distributed|reference)_|truncate_local_data_)/.test(s);
+const isPlacement = (s: string) => /^SELECT create_(distributed|reference)_/.test(s);
 
 /**
  * `migrate --citus` without a cluster: the plan's order, and its foreign-key statements run for real
@@ -54,10 +55,26 @@ describe(`the Citus distribution plan, on ${engine}`, () => {
     }
     const plan = distributionPlan({ done: new Set(), foreignKeys });
     const firstCitusCall = plan.findIndex(isCitusCall);
-    const lastCitusCall = plan.length - 1 - [...plan].reverse().findIndex(isCitusCall);
+    const lastCitusCall = plan.length - 1 - [...plan].reverse().findIndex(isPlacement);
+    const firstTruncate = plan.findIndex((s) => s.includes('truncate_local_data_after_distributing_table'));
     expect(plan.slice(0, foreignKeys.length).every((s) => s.includes('DROP CONSTRAINT'))).toBe(true);
-    expect(plan.slice(lastCitusCall + 1)).toHaveLength(foreignKeys.length);
-    expect(plan.slice(lastCitusCall + 1).every((s) => s.includes('ADD CONSTRAINT'))).toBe(true);
+    expect(plan.slice(lastCitusCall + 1, firstTruncate)).toHaveLength(foreignKeys.length);
+    expect(plan.slice(lastCitusCall + 1, firstTruncate).every((s) => s.includes('ADD CONSTRAINT'))).toBe(true);
+    // The coordinator's copy of every table's rows goes once the shards hold them.
+    expect(plan.slice(firstTruncate)).toEqual(
+      [...REFERENCE_TABLES, ...DISTRIBUTED_TABLES].map(
+        (t) => `SELECT truncate_local_data_after_distributing_table('${t}')`,
+      ),
+    );
+    // The statistics triggers are off while memories' rows are copied into its shards.
+    const distributeMemories = plan.indexOf(
+      "SELECT create_distributed_table('memories', 'tenant_id', colocate_with => 'api_keys')",
+    );
+    expect(plan.slice(distributeMemories - 1, distributeMemories + 2)).toEqual([
+      'ALTER TABLE "memories" DISABLE TRIGGER USER',
+      plan[distributeMemories],
+      'ALTER TABLE "memories" ENABLE TRIGGER USER',
+    ]);
     const calls = plan
       .slice(firstCitusCall, lastCitusCall + 1)
       .filter((s) => /^SELECT create_(distributed|reference)_table/.test(s));

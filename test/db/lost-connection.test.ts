@@ -23,7 +23,8 @@ async function admin<R extends pg.QueryResultRow>(text: string, values: unknown[
 
 /** Ends a session and waits until it has ended. */
 async function terminate(pid: number | undefined): Promise<void> {
-  const [ended] = await admin<{ ended: boolean }>('SELECT pg_terminate_backend($1, 30000) AS ended', [pid]);
+  // int: Citus adds pg_terminate_backend(global_pid bigint, …), which an untyped pid would call.
+  const [ended] = await admin<{ ended: boolean }>('SELECT pg_terminate_backend($1::int, 30000) AS ended', [pid]);
   if (!ended?.ended) throw new Error(`backend ${pid} did not end`);
 }
 

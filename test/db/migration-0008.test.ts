@@ -28,7 +28,7 @@ describe(`migration 0008 on a database in use, on ${engine}`, () => {
 
   beforeAll(async () => {
     ({ iso, running } = await startedAfter(
-      (f) => !f.startsWith('0008'),
+      (f) => f < '0008',
       async (db) => {
         const now = new Date();
         const anchorId = newId();

@@ -64,4 +64,25 @@ describe.skipIf(!url)('statements marked as prepared, on Postgres', () => {
       .execute(async (trx) => (await executePrepared(trx, mode.compile(trx))).rows[0]?.mode);
     expect(inTransaction).toBe('auto');
   });
+
+  it('leave the plan to Postgres where generic plans are not forced (a Citus coordinator)', async () => {
+    const other = await openPostgres(url as string, 1);
+    try {
+      const mode = sql<{ mode: string }>`SELECT current_setting('plan_cache_mode') AS mode, ${2}::int AS two`;
+      const markedMode = async () => (await executePrepared(other.db, mode.compile(other.db))).rows[0]?.mode;
+      expect(await markedMode()).toBe('force_generic_plan');
+      // What start-up does on finding Citus; connections already in generic mode switch back.
+      (other.plans as { forceGeneric: boolean }).forceGeneric = false;
+      expect(await markedMode()).toBe('auto');
+      expect(await markedMode()).toBe('auto');
+      // Still prepared once, under the same name.
+      const named = await sql<{ n: number }>`
+        SELECT count(*)::int AS n FROM pg_prepared_statements WHERE name = ${statementName(mode.compile(other.db).sql)}`.execute(
+        other.db,
+      );
+      expect(named.rows).toEqual([{ n: 1 }]);
+    } finally {
+      await other.close();
+    }
+  });
 });

@@ -9,6 +9,7 @@ import {
   shapeDifferences,
   walkthroughScript,
 } from '../helpers/readme-walkthrough.js';
+import { citusDatabase } from '../helpers/citus.js';
 import { isolatedDatabase, type IsolatedDb } from '../helpers/isolated-db.js';
 import { childEnv, exited, freePort, ROOT, spawnCli, tempDir } from '../mcp/helpers.js';
 
@@ -22,7 +23,27 @@ import { childEnv, exited, freePort, ROOT, spawnCli, tempDir } from '../mcp/help
 const README = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
 const START_TIMEOUT_MS = 120_000;
 
-describe('the README walk-through', () => {
+/**
+ * With CITUS_TEST_URL, against a database distributed over that cluster (docs/scale-out.md#citus):
+ * made on every node, then `agent-memory migrate --citus` as an operator runs it, then `serve`.
+ */
+const citusUrl = process.env.CITUS_TEST_URL;
+
+async function distributedDatabase(coordinatorUrl: string): Promise<IsolatedDb> {
+  const cluster = await citusDatabase(coordinatorUrl);
+  const env = { DATABASE_URL: cluster.url };
+  const migrate = spawnCli(['migrate', '--citus'], childEnv(env));
+  let output = '';
+  migrate.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const code = await exited(migrate);
+  if (code !== 0) {
+    await cluster.drop();
+    throw new Error(`migrate --citus exited (${code}):\n${output}`);
+  }
+  return { env, drop: () => cluster.drop() };
+}
+
+describe(`the README walk-through${citusUrl ? ', on a Citus cluster' : ''}`, () => {
   let db: IsolatedDb;
   let server: ChildProcess;
   let stderr = '';
@@ -33,7 +54,7 @@ describe('the README walk-through', () => {
     // The token the README starts the server with, so that its setup call is the one it shows.
     const token = /^SETUP_TOKEN=(\S+) npm start$/m.exec(README)?.[1];
     if (!token) throw new Error('the README does not start the server with SETUP_TOKEN=… npm start');
-    db = await isolatedDatabase();
+    db = citusUrl ? await distributedDatabase(citusUrl) : await isolatedDatabase();
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
     server = spawnCli(['serve'], childEnv({ ...db.env, PORT: String(port), HOST: '127.0.0.1', SETUP_TOKEN: token }));

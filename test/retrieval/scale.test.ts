@@ -1,9 +1,11 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { onCitus } from '../../src/db/citus.js';
 import type { Db } from '../../src/db/connect.js';
 import { ensureVectorIndex, vectorParam } from '../../src/db/vector.js';
 import { upsertAnchor } from '../../src/domain/anchors.js';
 import type { Core } from '../../src/domain/core.js';
+import { deleteTenant } from '../../src/domain/tenant-deletion.js';
 import { contentKey, newId } from '../../src/domain/text.js';
 import { nearestQuery, vectorNeighbours } from '../../src/retrieval/queries/nearest.js';
 import type { RecallScope } from '../../src/retrieval/queries/scope.js';
@@ -144,6 +146,9 @@ describe(`recall at scale on ${engine}`, () => {
         depth,
       };
       const rows = await vectorNeighbours(input);
+      // On Citus the coordinator's plan is its own custom scan, and EXPLAIN of a statement with
+      // parameters fails on the worker ("could not determine data type of parameter $1").
+      if (onCitus(trx)) return { rows, plan: '' };
       const explained = await nearestQuery(input).explain();
       return { rows, plan: explained.map((r) => Object.values(r).join('')).join('\n') };
     });
@@ -187,10 +192,12 @@ describe(`recall at scale on ${engine}`, () => {
 
   afterAll(async () => {
     // The worker's database outlives this file (and, on Postgres, this run): take the bulk away.
-    if (tenant) await api.core.db.deleteFrom('tenants').where('id', '=', tenant.tenantId).execute();
+    if (tenant) await deleteTenant(api.core.db, tenant.tenantId);
   });
 
-  it('has the HNSW index, and the vector query reaches it', async () => {
+  it('has the HNSW index, and the vector query reaches it', async (ctx) => {
+    // The plans are the workers' there; test/citus checks HNSW on a shard by what it returns.
+    if (onCitus(api.core.db)) ctx.skip();
     expect(inserted).toBe(SUBJECTS * PER_SUBJECT + SMALL_FACTS.length + PRIVATE);
     for (const scope of [scopeOf(BULK_AGENT, null), scopeOf('probe-agent', smallAnchor)]) {
       const { plan } = await neighbours(scope, 'invoice refund payment', 20, 'hnsw');
