@@ -6,6 +6,7 @@ import {
   CreateSessionBody,
   IngestBody,
   SetupBody,
+  StoreBatchBody,
   StoreMemoryBody,
   WriteCanonBody,
 } from './inputs.js';
@@ -24,7 +25,9 @@ import {
   ScoreDetailsObject,
   SessionObject,
   SetupResponse,
+  StoreBatchResponse,
   StoredMemoryObject,
+  BatchItemResultObject,
 } from './objects.js';
 
 /**
@@ -51,6 +54,9 @@ const named: [z.ZodType, string][] = [
   [ProblemObject, 'Problem'],
   [FieldErrorObject, 'FieldError'],
   [StoreMemoryBody, 'StoreMemoryRequest'],
+  [StoreBatchBody, 'StoreBatchRequest'],
+  [StoreBatchResponse, 'StoreBatchResponse'],
+  [BatchItemResultObject, 'BatchItemResult'],
   [IngestBody, 'IngestRequest'],
   [ConversationMessageBody, 'ConversationMessage'],
   [CreateAnchorBody, 'CreateAnchorRequest'],
