@@ -25,6 +25,12 @@ export const BATCH_MAX_ITEMS = 500;
  */
 const WAVE = 100;
 
+/**
+ * Domains stored at once, each in a transaction of its own: they share no lock (domainOf), as the
+ * stores of callers working on different subjects share none.
+ */
+const MAX_GROUPS_AT_ONCE = 4;
+
 /** One item of a batch: the body of POST /v1/memories. */
 export type BatchItem = Pick<StoreInput, 'agentId' | 'content' | 'anchor' | 'sessionId' | 'metadata'>;
 
@@ -110,12 +116,33 @@ export async function storeBatch(core: Core, actor: Actor, items: readonly Batch
     next.catch(() => undefined);
     const groups = new Map<string, Prepared[]>();
     for (const p of wave) groups.set(p.domain, [...(groups.get(p.domain) ?? []), p]);
-    for (const group of groups.values()) {
+    await eachAtOnce([...groups.values()], concurrency(core), async (group) => {
       const stored = await storeGroup(core, actor, group, vectors, fail);
       for (const [k, result] of stored) results[k] = { ok: true, result };
-    }
+    });
   }
   return results.map((r) => r ?? { ok: false, error: new AppError('internal', 'the item was not stored') });
+}
+
+/**
+ * Groups stored at once: on Postgres, a few connections of the pool (the rest stay for other
+ * callers), since a store waits mostly on the database; embedded PGlite has one connection.
+ */
+function concurrency(core: Core): number {
+  if (core.config.databaseUrl === undefined) return 1;
+  return Math.max(1, Math.min(MAX_GROUPS_AT_ONCE, Math.floor(core.config.dbPoolSize / 2)));
+}
+
+/** Runs `work` on every item, at most `limit` at a time. */
+async function eachAtOnce<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const item = items[next++];
+      if (item !== undefined) await work(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
 /** Checks, places and foresees the window of every item; an item that fails here is refused alone. */

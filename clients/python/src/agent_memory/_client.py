@@ -27,6 +27,7 @@ from ._types import (
     KeyList,
     Memory,
     MemoryHistory,
+    MemoryItem,
     Metadata,
     PurgeResult,
     Readiness,
@@ -36,6 +37,7 @@ from ._types import (
     SessionList,
     SessionMemories,
     SetupResponse,
+    StoreBatchResponse,
     StoredMemory,
     SubjectExport,
 )
@@ -131,6 +133,12 @@ class Client(SyncBase):
             "metadata": metadata,
         }
         return self._call("POST", "/v1/memories", json=body(fields))
+
+    def store_memories(self, items: Sequence[MemoryItem]) -> StoreBatchResponse:
+        """``POST /v1/memories/batch``: up to 500 items, each the body of ``store_memory``, stored
+        in order; one result per item: ``outcome`` and ``memory``, or the item's ``problem``. An
+        item's refusal fails that item only, and raises nothing."""
+        return self._call("POST", "/v1/memories/batch", json={"items": [body(dict(item)) for item in items]})
 
     def recall_memories(
         self,
