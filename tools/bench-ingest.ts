@@ -9,6 +9,7 @@
  * texts per second at 1, 16, 64 and 256 texts per call.
  */
 import { randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { loadConfig } from '../src/config.js';
@@ -189,12 +190,12 @@ async function measure(engine: 'pglite' | 'postgres', embedderName: string): Pro
 
 /** A synchronous import of `count` mem0 memories, 20 users, through POST /v1/import's writer. */
 async function importMem0(core: Core, actor: Actor, tag: string, count: number) {
-  async function* lines() {
+  function* lines() {
     for (let i = 0; i < count; i++) {
       yield `${JSON.stringify({ id: randomUUID(), memory: fact(`${tag}i`, i), user_id: `mem0-user-${i % 20}` })}\n`;
     }
   }
-  const result = await importStream(core, actor, lines(), { format: 'mem0', agentId: 'bench' });
+  const result = await importStream(core, actor, Readable.from(lines()), { format: 'mem0', agentId: 'bench' });
   if (result.imported.memories !== count) throw new Error(`imported ${result.imported.memories} of ${count}`);
 }
 
