@@ -3,10 +3,10 @@
  * each engine, printed side by side; and recall's p99 on another subject, idle and while batches
  * of 500 are stored. Through the domain core, as the routes call it (docs/benchmarks.md).
  *   npm run bench:ingest -- [--embedders local,hash] [--postgres URL] [--runs 3] [--single 100]
- *     [--batched 1000] [--import 10000] [--recalls 40] [--json]
+ *     [--batched 1000] [--import 10000] [--recalls 40] [--watched 200] [--json]
  * Embedded PGlite always (in memory); Postgres too with --postgres (or DATABASE_URL), in a
  * throwaway tenant of that database. `--embedder-batches` measures the embedder alone instead:
- * texts per second at 1, 16, 64 and 256 texts per call.
+ * texts per second at 1, 16, 64 and 256 texts per call (of --texts 512).
  */
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
@@ -31,6 +31,8 @@ const { values } = parseArgs({
     batched: { type: 'string', default: '1000' },
     import: { type: 'string', default: '10000' },
     recalls: { type: 'string', default: '40' },
+    watched: { type: 'string', default: '200' },
+    texts: { type: 'string', default: '512' },
     json: { type: 'boolean', default: false },
     'embedder-batches': { type: 'boolean', default: false },
   },
@@ -53,7 +55,7 @@ const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floo
 const p99 = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(0.99 * (xs.length - 1))] ?? NaN;
 
 async function embedderBatches(): Promise<void> {
-  const texts = Array.from({ length: 512 }, (_, i) => fact('e', i));
+  const texts = Array.from({ length: Number(values.texts) }, (_, i) => fact('e', i));
   const rows: { perCall: number; textsPerSecond: number[] }[] = [];
   for (const perCall of [1, 16, 64, 256]) {
     // One worker, one call at a time: what one call of that size costs the model.
@@ -124,12 +126,12 @@ async function measure(engine: 'pglite' | 'postgres', embedderName: string): Pro
   try {
     const tenant = await createTenant(core, `bench-ingest-${randomUUID()}`);
     const actor: Actor = { tenantId: tenant.tenantId, keyId: tenant.keyId, scopes: new Set(['read', 'write']) };
-    // The subject recalled, apart from those stored into: 200 memories.
+    // The subject recalled, apart from those stored into.
     const watched = 'watched-subject';
     await storeBatch(
       core,
       actor,
-      Array.from({ length: 200 }, (_, i) => ({
+      Array.from({ length: Number(values.watched) }, (_, i) => ({
         agentId: 'bench',
         content: fact('w', i),
         anchor: { anchorExternalId: watched },
