@@ -23,8 +23,12 @@ async function batch(api: TestApi, auth: { Authorization: string }, items: unkno
   return results;
 }
 
-/** The tenant's memories and audit events, with ids replaced by what they name, in storing order. */
-async function snapshot(api: TestApi, t: Tenant) {
+/**
+ * The tenant's memories and audit events, with ids replaced by what they name (sessions by their
+ * place in `sessions`): the memories in storing order within each subject, each memory's events in
+ * their order. A batch stores different subjects at once, so their order between subjects differs.
+ */
+async function snapshot(api: TestApi, t: Tenant, sessions: readonly string[]) {
   const db = api.core.db;
   const memories = await db
     .selectFrom('memories as m')
@@ -46,8 +50,7 @@ async function snapshot(api: TestApi, t: Tenant) {
     .where('m.tenant_id', '=', t.tenantId)
     .orderBy('m.seq')
     .execute();
-  const contentOf = new Map(memories.map((m) => [m.id, `${m.binding}:${m.content}`]));
-  const sessions = [...new Set(memories.flatMap((m) => (m.session_id ? [m.session_id] : [])))];
+  const contentOf = new Map(memories.map((m) => [m.id, `${m.external_id ?? m.agent_id}/${m.binding}:${m.content}`]));
   const events = await db
     .selectFrom('audit_events')
     .select(['action', 'memory_id', 'changes', 'actor_agent_id'])
@@ -60,20 +63,23 @@ async function snapshot(api: TestApi, t: Tenant) {
       typeof value === 'string' && contentOf.has(value) ? contentOf.get(value) : value,
     ) as unknown;
   return {
-    memories: memories.map((m) => ({
-      content: m.content,
-      agent: m.agent_id,
-      binding: m.binding,
-      status: m.status,
-      confidence: m.confidence,
-      reinforcements: m.reinforcement_count,
-      supersededBy: m.superseded_by ? contentOf.get(m.superseded_by) : null,
-      session: m.session_id ? sessions.indexOf(m.session_id) : null,
-      subject: m.external_id,
-      metadata: m.metadata,
-      window: m.window_embedding === null ? null : String(m.window_embedding),
-    })),
-    // Each memory's events in their order; a batch orders the events of different subjects apart.
+    memories: memories
+      .map((m) => ({
+        content: m.content,
+        agent: m.agent_id,
+        binding: m.binding,
+        status: m.status,
+        confidence: m.confidence,
+        reinforcements: m.reinforcement_count,
+        supersededBy: m.superseded_by ? contentOf.get(m.superseded_by) : null,
+        session: m.session_id ? sessions.indexOf(m.session_id) : null,
+        subject: m.external_id,
+        metadata: m.metadata,
+        window: m.window_embedding === null ? null : String(m.window_embedding),
+      }))
+      .sort((x, y) =>
+        String(x.subject ?? x.session ?? x.agent).localeCompare(String(y.subject ?? y.session ?? y.agent)),
+      ),
     events: events
       .map((e) => ({
         action: e.action,
@@ -237,16 +243,18 @@ describe(`POST /v1/memories/batch on ${engine}`, () => {
       ];
     };
     const singly: string[] = [];
-    for (const item of script(await sessionsOf(one))) {
+    const oneSessions = await sessionsOf(one);
+    const manySessions = await sessionsOf(many);
+    for (const item of script(oneSessions)) {
       const res = await api.http.post('/v1/memories').set(one.auth).send(item);
       singly.push((res.body as { outcome: string }).outcome);
     }
-    const batched = await batch(api, many.auth, script(await sessionsOf(many)));
+    const batched = await batch(api, many.auth, script(manySessions));
     expect(batched.map((r) => r.outcome)).toEqual(singly);
     expect(singly).toContain('promoted');
     expect(singly).toContain('reinforced');
-    const a = await snapshot(api, one);
-    const b = await snapshot(api, many);
+    const a = await snapshot(api, one, oneSessions);
+    const b = await snapshot(api, many, manySessions);
     expect(b.memories).toEqual(a.memories);
     expect(b.events).toEqual(a.events);
     expect(a.events.map((e) => e.action)).toEqual(expect.arrayContaining(['superseded', 'promoted', 'merged']));
