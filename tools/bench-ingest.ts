@@ -4,8 +4,8 @@
  * of 500 are stored. Through the domain core, as the routes call it (docs/benchmarks.md).
  *   npm run bench:ingest -- [--embedders local,hash] [--postgres URL] [--runs 3] [--single 100]
  *     [--batched 1000] [--import 10000] [--recalls 40] [--watched 200] [--json]
- * Embedded PGlite always (in memory); Postgres too with --postgres (or DATABASE_URL), in a
- * throwaway tenant of that database. `--embedder-batches` measures the embedder alone instead:
+ * Embedded PGlite (in memory), and Postgres with --postgres (or DATABASE_URL), in a throwaway
+ * tenant of that database; --engines pglite,postgres picks them. `--embedder-batches` measures the embedder alone instead:
  * texts per second at 1, 16, 64 and 256 texts per call (of --texts 512).
  */
 import { randomUUID } from 'node:crypto';
@@ -26,6 +26,7 @@ const { values } = parseArgs({
   options: {
     embedders: { type: 'string', default: 'local,hash' },
     postgres: { type: 'string', default: process.env.DATABASE_URL },
+    engines: { type: 'string' },
     runs: { type: 'string', default: '3' },
     single: { type: 'string', default: '100' },
     batched: { type: 'string', default: '1000' },
@@ -182,7 +183,12 @@ async function measure(engine: 'pglite' | 'postgres', embedderName: string): Pro
         figures.recallLoadedP99.push(p99(await loaded));
       }
       figures.import.push(await rate(Number(values.import), () => importMem0(core, actor, tag, Number(values.import))));
-      process.stderr.write(`${engine} ${embedderName}: run ${r + 1}/${runs} done\n`);
+      const last = (xs: number[]) => Math.round(xs[xs.length - 1] ?? NaN);
+      process.stderr.write(
+        `${engine} ${embedderName} run ${r + 1}/${runs}: single ${last(figures.single)}, batch 100 ${last(figures.batch100)}, ` +
+          `batch 500 ${last(figures.batch500)}, import ${last(figures.import)} memories/s; recall p99 idle ` +
+          `${last(figures.recallIdleP99)} ms, under batch load ${last(figures.recallLoadedP99)} ms\n`,
+      );
     }
   } finally {
     await running.close();
@@ -216,7 +222,12 @@ function table(all: Figures[]): void {
 if (values['embedder-batches']) {
   await embedderBatches();
 } else {
-  const engines: ('pglite' | 'postgres')[] = values.postgres ? ['pglite', 'postgres'] : ['pglite'];
+  const engines = (values.engines?.split(',') ?? (values.postgres ? ['pglite', 'postgres'] : ['pglite'])).map((e) => {
+    if (e !== 'pglite' && e !== 'postgres') throw new Error(`--engines: pglite or postgres, not ${e}`);
+    if (e === 'postgres' && !values.postgres)
+      throw new Error('--engines postgres needs --postgres URL (or DATABASE_URL)');
+    return e;
+  });
   const all: Figures[] = [];
   for (const embedder of (values.embedders ?? '').split(',').filter(Boolean)) {
     for (const engine of engines) all.push(await measure(engine, embedder));
