@@ -128,7 +128,7 @@ export function createApp(base: Core, options: AppOptions = {}): express.Express
 
   // Bodies are read only where a route reads one (every POST, and /mcp): a GET or DELETE with a
   // body is refused unread with 400, so only POST and PATCH routes can answer 413 and 415 (as the document says).
-  const jsonBody = [
+  const jsonBody = (limit: number) => [
     (req: Request, _res: Response, next: NextFunction) => {
       // req.is answers null when there is no body at all, false when there is one of another type.
       // An empty body (Content-Length: 0, as fetch and Python requests send a bare POST) is no body either.
@@ -139,13 +139,17 @@ export function createApp(base: Core, options: AppOptions = {}): express.Express
       }
       next();
     },
-    express.json({ limit: core.config.bodyLimitBytes, type: ['application/json', 'application/*+json'] }),
+    express.json({ limit, type: ['application/json', 'application/*+json'] }),
   ];
-  app.post(MCP_PATH, ...jsonBody);
+  app.post(MCP_PATH, ...jsonBody(core.config.bodyLimitBytes));
 
   for (const spec of routes) {
     // Routes that stream their body (imports) read it themselves, unparsed.
-    const reading = spec.rawBody ? [] : spec.method === 'get' || spec.method === 'delete' ? [refuseAnyBody] : jsonBody;
+    const reading = spec.rawBody
+      ? []
+      : spec.method === 'get' || spec.method === 'delete'
+        ? [refuseAnyBody]
+        : jsonBody(spec.bodyLimitBytes?.(core.config) ?? core.config.bodyLimitBytes);
     app[spec.method](expressPath(spec.path), ...reading, async (req: Request, res: Response) => {
       res.locals.route = spec.path;
       if (spec.rawBody && req.get('content-length') !== '0' && req.is(spec.rawBody.mediaTypes) === false) {

@@ -187,6 +187,36 @@ describe('local embedder lifecycle', { timeout: TIMEOUT }, () => {
     await embedder.close();
   });
 
+  it('embeds a search query on its own worker while documents queue on the others', async () => {
+    // 200 ms a batch, vectors of 512 values: a slow model, so that waiting behind a batch shows.
+    const url = await fakeWorker(
+      'slow.mjs',
+      `import { parentPort } from 'node:worker_threads';
+       parentPort.on('message', (m) => setTimeout(() => {
+         const vectors = new Float32Array(m.texts.length * 512).fill(1 / Math.sqrt(512));
+         parentPort.postMessage({ type: 'result', id: m.id, vectors }, [vectors.buffer]);
+       }, 200));
+       parentPort.postMessage({ type: 'ready' });`,
+    );
+    const embedder = await createLocalEmbedderWithWorker(url, { workers: 1, batchSize: 1 });
+    const started = performance.now();
+    const documents = embedder.embed(['a', 'b', 'c', 'd', 'e']).then(() => performance.now() - started);
+    const query = embedder.embed(['q'], { kind: 'query' }).then(() => performance.now() - started);
+    const [documentsMs, queryMs] = await Promise.all([documents, query]);
+    expect(documentsMs).toBeGreaterThanOrEqual(900);
+    expect(queryMs).toBeLessThan(600);
+    await embedder.close();
+    // Without a query worker, the query still goes first: behind the one batch in flight only.
+    const shared = await createLocalEmbedderWithWorker(url, { workers: 1, batchSize: 1, queryWorkers: 0 });
+    const again = performance.now();
+    const queued = shared.embed(['a', 'b', 'c', 'd', 'e']);
+    const [vector] = await shared.embed(['q'], { kind: 'query' });
+    expect(vector).toHaveLength(512);
+    expect(performance.now() - again).toBeLessThan(800);
+    await queued;
+    await shared.close();
+  });
+
   it('rejects the pending call when a worker throws while embedding', async () => {
     const url = await fakeWorker(
       'throws-on-embed.mjs',

@@ -1,6 +1,7 @@
 import type { Embedder } from '../embedding/embedder.js';
 import { recall, type RecallInput, type RecallResult } from '../retrieval/recall.js';
 import type { Actor, Core } from './core.js';
+import { storeBatch, type BatchItem, type BatchItemResult } from './batch.js';
 import { ingestConversation, type IngestInput, type IngestProgress, type IngestResult } from './ingest.js';
 import type { DomainMetrics } from './metrics.js';
 import { storeMemory, type StoreInput, type StoreResult } from './store.js';
@@ -35,6 +36,16 @@ export async function measuredStore(core: Core, actor: Actor, input: StoreInput)
     core.metrics?.store('store', seconds(started), 'failed', 0);
     throw error;
   }
+}
+
+/** Each item of a batch counts as a store, without a latency of its own (the call's is the request's). */
+export async function measuredBatch(core: Core, actor: Actor, items: readonly BatchItem[]): Promise<BatchItemResult[]> {
+  const results = await storeBatch(core, actor, items);
+  for (const r of results) {
+    if (r.ok) core.metrics?.store('batch', undefined, r.result.outcome, r.result.supersedes.length);
+    else core.metrics?.store('batch', undefined, 'failed', 0);
+  }
+  return results;
 }
 
 /** Each fact an ingest stored counts as a store, without a latency of its own (the call's is the request's). */

@@ -12,7 +12,7 @@ export interface DomainMetrics {
    * One memory stored by a store call or an ingest: its outcome (created, reinforced, promoted),
    * how many older memories it superseded; a store that failed has the outcome 'failed'.
    */
-  store(via: 'store' | 'ingest', seconds: number | undefined, outcome: string, superseded: number): void;
+  store(via: 'store' | 'batch' | 'ingest', seconds: number | undefined, outcome: string, superseded: number): void;
   /** One embedder call of `texts` texts. */
   embed(kind: EmbedKind, texts: number, seconds: number, failed: boolean): void;
   /** One run of the session sweeper: swept (the number of memories), skipped (another process held it), failed. */

@@ -16,7 +16,7 @@ import type { Actor, Core } from './core.js';
 import { findMemoryRow, insertMemory, MEMORY_ROW_COLUMNS, toMemory, type Memory, type MemoryRow } from './memories.js';
 import { anchoredOf, inPartition, lockPartition, type Partition } from './partition.js';
 import { recordMention } from './session-memories.js';
-import { placeForStore, resolvePlacement, type Placement } from './placement.js';
+import { placeForStore, resolvePlacement, type Placement, type StorePlacement } from './placement.js';
 import { newId } from './text.js';
 import { lastInSession, windowText } from './windows.js';
 
@@ -52,6 +52,12 @@ export interface StoreInput {
    * embedded it beforehand; undefined when it did not foresee that memory (the memory then has none).
    */
   windowAfter?: ((previous: { id: string; content: string }) => Float32Array | undefined) | undefined;
+  /**
+   * With `within`: the placement of `anchor` and `sessionId` as that transaction placed it, holding
+   * the subject's and the session's locks and the partition's, so that the store takes none again
+   * (a batch takes them once for every store of a subject: batch.ts).
+   */
+  held?: StorePlacement | undefined;
 }
 
 export type StoreOutcome = 'created' | 'reinforced' | 'promoted';
@@ -89,7 +95,7 @@ const REINFORCEMENT_GAIN = 0.15;
 const PROMOTE_AT = 3;
 
 /** The partition a store into `placement` writes to; null when it names an anchor that does not exist yet. */
-function partitionOf(actor: Actor, agentId: string, placement: Placement): Partition | null {
+export function partitionOf(actor: Actor, agentId: string, placement: Placement): Partition | null {
   if (placement.binding === 'anchored' && placement.anchorId === null) return null;
   return { tenantId: actor.tenantId, agentId, ...placement };
 }
@@ -172,16 +178,12 @@ export async function storeFact(core: Core, actor: Actor, input: StoreInput): Pr
   const body = async (trx: Db): Promise<StoreResult> => {
     const now = clock();
     const expiresAt = askedExpiry(input.life ?? {}, now);
-    const { anchorExternalId: placedExternalId, ...placement } = await placeForStore(
-      trx,
-      actor.tenantId,
-      now,
-      input.anchor,
-      input.sessionId,
-    );
+    const held = within ? input.held : undefined;
+    const { anchorExternalId: placedExternalId, ...placement } =
+      held ?? (await placeForStore(trx, actor.tenantId, now, input.anchor, input.sessionId));
     const partition = partitionOf(actor, input.agentId, placement);
     if (!partition) throw new Error('placement with create found no anchor');
-    await lockPartition(trx, partition);
+    if (!held) await lockPartition(trx, partition);
     const candidates = await nearest(trx, partition, dims, embedding, now, speaker);
     // The deterministic detector judges here, on exactly the memories the lock protects, and
     // whatever arrived after a model judged.

@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import type { Embedder } from './embedder.js';
+import type { EmbedOptions, Embedder } from './embedder.js';
 
 /**
  * The `local` embedder: Universal Sentence Encoder Lite (512-d) from `@energetic-ai`, run in worker
@@ -10,6 +10,7 @@ import type { Embedder } from './embedder.js';
 const MODEL_ID = 'local:use-lite-512';
 const DIMENSIONS = 512;
 const DEFAULT_WORKERS = 2;
+const DEFAULT_QUERY_WORKERS = 1;
 const DEFAULT_BATCH_SIZE = 16;
 
 // A plain .js file beside this module, in src as in dist (the build copies it): see local-worker.js.
@@ -20,6 +21,11 @@ export interface LocalEmbedderOptions {
   workers?: number;
   /** Texts per inference call. Default 16. */
   batchSize?: number;
+  /**
+   * Worker threads more that embed only search queries, so that a recall never waits behind a bulk
+   * store's batches (each holds a worker for a whole batch). Default 1; 0 to share the workers.
+   */
+  queryWorkers?: number;
 }
 
 export async function createLocalEmbedder(options: LocalEmbedderOptions = {}): Promise<Embedder> {
@@ -36,13 +42,17 @@ export async function createLocalEmbedderWithWorker(
 ): Promise<Embedder> {
   const workers = options.workers ?? DEFAULT_WORKERS;
   const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
+  const queryWorkers = options.queryWorkers ?? DEFAULT_QUERY_WORKERS;
+  if (!Number.isInteger(queryWorkers) || queryWorkers < 0) {
+    throw new RangeError(`local embedder: queryWorkers must be a non-negative integer, got ${queryWorkers}`);
+  }
   if (!Number.isInteger(workers) || workers < 1) {
     throw new RangeError(`local embedder: workers must be a positive integer, got ${workers}`);
   }
   if (!Number.isInteger(batchSize) || batchSize < 1) {
     throw new RangeError(`local embedder: batchSize must be a positive integer, got ${batchSize}`);
   }
-  const pool = new WorkerPool(workerUrl, workers, batchSize);
+  const pool = new WorkerPool(workerUrl, workers, queryWorkers, batchSize);
   await pool.start();
   return {
     id: MODEL_ID,
@@ -50,7 +60,7 @@ export async function createLocalEmbedderWithWorker(
     // Measured: paraphrases such as "Has two dogs named Rex" / "Has 2 dogs named Rex" score 0.98,
     // while compatible facts such as "Likes tea" / "Likes coffee" score 0.70.
     nearDuplicateThreshold: 0.93,
-    embed: (texts) => pool.embed(texts),
+    embed: (texts, embedOptions) => pool.embed(texts, embedOptions),
     close: () => pool.close(),
   };
 }
@@ -81,11 +91,15 @@ interface Batch {
 interface Slot {
   readonly worker: Worker;
   batch: Batch | null;
+  /** A query worker: it takes no documents. */
+  readonly queriesOnly: boolean;
 }
 
 class WorkerPool {
   private readonly slots: Slot[] = [];
   private readonly queue: Batch[] = [];
+  /** Batches of search queries: every worker takes these before any document. */
+  private readonly urgent: Batch[] = [];
   private nextBatchId = 1;
   private closing: Promise<void> | null = null;
   /** Set once a worker dies: every later call fails with it rather than waiting on a lost worker. */
@@ -94,12 +108,13 @@ class WorkerPool {
   constructor(
     private readonly workerUrl: URL,
     private readonly workerCount: number,
+    private readonly queryWorkerCount: number,
     private readonly batchSize: number,
   ) {}
 
   async start(): Promise<void> {
     const ready: Promise<void>[] = [];
-    for (let i = 0; i < this.workerCount; i++) {
+    for (let i = 0; i < this.workerCount + this.queryWorkerCount; i++) {
       // The worker's stdout would otherwise be merged into this process's stdout, which carries a
       // protocol in stdio mode; the wasm runtime prints through console.log.
       const worker = new Worker(this.workerUrl, {
@@ -108,7 +123,7 @@ class WorkerPool {
         execArgv: workerExecArgv(),
       });
       worker.stdout.on('data', (chunk: Buffer) => process.stderr.write(chunk));
-      const slot: Slot = { worker, batch: null };
+      const slot: Slot = { worker, batch: null, queriesOnly: i >= this.workerCount };
       this.slots.push(slot);
       ready.push(this.watch(slot));
     }
@@ -160,7 +175,7 @@ class WorkerPool {
     });
   }
 
-  embed(texts: readonly string[]): Promise<Float32Array[]> {
+  embed(texts: readonly string[], options?: EmbedOptions): Promise<Float32Array[]> {
     const unusable = this.unusable();
     if (unusable !== null) return Promise.reject(unusable);
     // Checked at run time for JavaScript callers; through `unknown` so TypeScript does not narrow to any[].
@@ -182,9 +197,10 @@ class WorkerPool {
         resolve,
         reject,
       };
+      const queue = options?.kind === 'query' ? this.urgent : this.queue;
       for (const positions of planBatches(texts, this.batchSize, this.workerCount)) {
         call.pendingBatches++;
-        this.queue.push({
+        queue.push({
           id: this.nextBatchId++,
           call,
           positions,
@@ -218,10 +234,8 @@ class WorkerPool {
   private pump(): void {
     for (const slot of this.slots) {
       if (slot.batch !== null) continue;
-      let batch = this.queue.shift();
-      // Batches of a call that already failed are dropped instead of computed for nothing.
-      while (batch !== undefined && batch.call.settled) batch = this.queue.shift();
-      if (batch === undefined) return;
+      const batch = next(this.urgent) ?? (slot.queriesOnly ? undefined : next(this.queue));
+      if (batch === undefined) continue;
       slot.batch = batch;
       slot.worker.ref();
       slot.worker.postMessage({ type: 'embed', id: batch.id, texts: batch.texts });
@@ -269,7 +283,7 @@ class WorkerPool {
       if (slot.batch !== null) rejectCall(slot.batch.call, error);
       slot.batch = null;
     }
-    for (const batch of this.queue.splice(0)) rejectCall(batch.call, error);
+    for (const batch of [...this.urgent.splice(0), ...this.queue.splice(0)]) rejectCall(batch.call, error);
   }
 
   private async terminateAll(): Promise<void> {
@@ -291,6 +305,13 @@ function workerExecArgv(): string[] {
     else if (!arg.startsWith('--input-type=')) args.push(arg);
   }
   return args;
+}
+
+/** The first batch of the queue whose call still waits: those of a failed call are dropped, not computed. */
+function next(queue: Batch[]): Batch | undefined {
+  let batch = queue.shift();
+  while (batch !== undefined && batch.call.settled) batch = queue.shift();
+  return batch;
 }
 
 function rejectCall(call: Call, error: Error): void {

@@ -103,7 +103,7 @@ function domainMetrics(registry: Registry): DomainMetrics {
   });
   // Every label value that can occur, at zero, so that rates and alerts have a series from the start.
   for (const result of ['ok', 'error']) recallSeconds.zero({ result });
-  for (const via of ['store', 'ingest']) {
+  for (const via of ['store', 'batch', 'ingest']) {
     superseded.inc({ via }, 0);
     for (const outcome of ['created', 'reinforced', 'promoted', 'failed']) stored.inc({ via, outcome }, 0);
   }

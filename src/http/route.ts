@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import type { z } from 'zod';
+import type { Config } from '../config.js';
 import type { Actor, Core, Scope } from '../domain/core.js';
 
 /**
@@ -50,6 +51,8 @@ export interface RouteSpec<P = unknown, Q = unknown, B = unknown> {
    * JSON parser and its size limit are not applied, and the handler owns both.
    */
   rawBody?: { mediaTypes: string[]; description: string };
+  /** The largest JSON body the route takes, when not BODY_LIMIT_BYTES (a batch of items). */
+  bodyLimitBytes?: (config: Config) => number;
   /** `mediaType`: a success body that is not JSON (NDJSON). */
   responses: Record<number, { description: string; schema?: z.ZodType; mediaType?: string }>;
   handle: (ctx: HandlerContext<P, Q, B>) => Promise<Reply>;

@@ -6,6 +6,7 @@ import {
   CreateSessionBody,
   IngestBody,
   SetupBody,
+  StoreBatchBody,
   StoreMemoryBody,
   WriteCanonBody,
 } from './inputs.js';
@@ -25,7 +26,9 @@ import {
   ScoreDetailsObject,
   SessionObject,
   SetupResponse,
+  StoreBatchResponse,
   StoredMemoryObject,
+  BatchItemResultObject,
 } from './objects.js';
 import { JobObject } from './jobs.js';
 
@@ -55,6 +58,9 @@ const named: [z.ZodType, string][] = [
   [ProblemObject, 'Problem'],
   [FieldErrorObject, 'FieldError'],
   [StoreMemoryBody, 'StoreMemoryRequest'],
+  [StoreBatchBody, 'StoreBatchRequest'],
+  [StoreBatchResponse, 'StoreBatchResponse'],
+  [BatchItemResultObject, 'BatchItemResult'],
   [IngestBody, 'IngestRequest'],
   [ConversationMessageBody, 'ConversationMessage'],
   [CreateAnchorBody, 'CreateAnchorRequest'],

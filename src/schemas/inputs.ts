@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AUDIT_ACTIONS } from '../domain/audit.js';
+import { BATCH_MAX_ITEMS } from '../domain/batch.js';
 import { SCOPES } from '../domain/core.js';
 import {
   agentId,
@@ -92,6 +93,22 @@ export const StoreMemoryBody = z
     ...lifeFields,
   })
   .superRefine(oneExpiry);
+
+/**
+ * An item is checked on its own (src/http/routes/memories.ts), so that a bad item fails alone: here
+ * it passes whatever it holds (`catch`), and the document still shows StoreMemoryRequest.
+ */
+const BatchItemBody = StoreMemoryBody.catch((ctx) => ctx.value as z.output<typeof StoreMemoryBody>);
+
+export const StoreBatchBody = z.strictObject({
+  items: z
+    .array(BatchItemBody)
+    .min(1, 'must hold at least one item')
+    .max(BATCH_MAX_ITEMS, `must hold at most ${BATCH_MAX_ITEMS} items`)
+    .describe(
+      `Up to ${BATCH_MAX_ITEMS} memories, each the body of POST /v1/memories; an item that is not valid fails alone`,
+    ),
+});
 
 export const CorrectMemoryBody = z
   .strictObject({

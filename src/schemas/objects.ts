@@ -159,6 +159,21 @@ export const ProblemObject = z.object({
   errors: z.array(FieldErrorObject).optional().describe('Every field that failed validation'),
 });
 
+export const BatchItemResultObject = z
+  .object({
+    outcome: z
+      .enum(['created', 'reinforced', 'promoted'])
+      .optional()
+      .describe('What the store did, as POST /v1/memories answers it: absent when the item failed'),
+    memory: StoredMemoryObject.optional().describe('The memory stored or reinforced'),
+    problem: ProblemObject.optional().describe(
+      "Why the item was not stored, as POST /v1/memories would answer it; field paths are the item's own",
+    ),
+  })
+  .describe('One result per item, in the order of the items: outcome and memory, or problem');
+
+export const StoreBatchResponse = z.object({ results: z.array(BatchItemResultObject) });
+
 /** The answer of a route that embeds text while a network embedder fails (src/embedding/unavailable.ts). */
 export const EMBEDDING_UNAVAILABLE = {
   description: 'The embedding service did not answer; nothing was stored, retry shortly',

@@ -63,6 +63,7 @@ function validBody(o: { method: Method; path: string }): Json | undefined {
     '/v1/setup': { org_name: `org-${randomUUID()}` },
     '/v1/keys': { name: 'k', scopes: ['read'] },
     '/v1/memories': { agent_id: 'a', content: 'Prefers tea' },
+    '/v1/memories/batch': { items: [{ agent_id: 'a', content: 'Prefers tea' }] },
     '/v1/agents/{id}/conversations/ingest': { messages: [{ role: 'user', content: 'I prefer tea.' }] },
     '/v1/anchors': { anchor_external_id: 'c-1' },
     '/v1/sessions': { agent_id: 'a' },
@@ -133,11 +134,14 @@ describe(`every status the code answers is in the OpenAPI document (${engine})`,
   });
 
   it('lists 413 on every route that reads a body (POST, PATCH)', async () => {
-    const small = await testApi({ config: { BODY_LIMIT_BYTES: '512', AUTH_FAILURES_PER_MINUTE: '0' } });
+    // The batch route takes 500 × 3 × CONTENT_LIMIT_CHARS bytes more (15,512 bytes here).
+    const small = await testApi({
+      config: { BODY_LIMIT_BYTES: '512', CONTENT_LIMIT_CHARS: '10', AUTH_FAILURES_PER_MINUTE: '0' },
+    });
     const t = await newTenant(small);
     for (const o of ops.filter((op) => op.method === 'post' || op.method === 'patch')) {
       const creds = o.access === 'setup' ? { 'X-Setup-Token': SETUP_TOKEN } : t.auth;
-      const res = await send(small.http, o, creds, '', { ...validBody(o), metadata: { pad: 'x'.repeat(2000) } });
+      const res = await send(small.http, o, creds, '', { ...validBody(o), metadata: { pad: 'x'.repeat(20_000) } });
       expect(res.status, o.path).toBe(413);
       note(o, 'body over the limit', res);
     }

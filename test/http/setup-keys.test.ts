@@ -226,6 +226,7 @@ const SCOPE_TABLE: {
   { method: 'get', path: '/v1/anchors/{id}/export', access: 'read' },
   { method: 'get', path: '/v1/sessions/{id}/memories', access: 'read' },
   { method: 'post', path: '/v1/memories', access: 'write' },
+  { method: 'post', path: '/v1/memories/batch', access: 'write' },
   { method: 'post', path: '/v1/agents/{id}/conversations/ingest', access: 'write' },
   { method: 'patch', path: '/v1/memories/{id}', access: 'write' },
   { method: 'delete', path: '/v1/memories/{id}', access: 'write' },

@@ -319,6 +319,26 @@ const CASES: Record<string, Case[]> = {
           .send({ agent_id: 'agent-a', content: 'The vault code is QX-4712-VAULT' }),
     },
   ],
+  storeMemories: [
+    {
+      label: 'POST /v1/memories/batch as agent B, beside an item as agent A',
+      send: (c) =>
+        c.w.api.http
+          .post('/v1/memories/batch')
+          .set(c.auth)
+          .send({
+            items: [
+              { agent_id: 'agent-b', content: 'Written as B by A in a batch' },
+              { agent_id: 'agent-a', content: 'The vault code is QX-4712-VAULT' },
+            ],
+          }),
+      check: (res) => {
+        if (res.status >= 300) return undefined;
+        const results = json(res).results as { outcome?: string; problem?: { status: number } }[];
+        return results[0]?.problem?.status === 403 ? undefined : "B's item was not refused with 403";
+      },
+    },
+  ],
   recallMemories: [
     {
       label: 'GET /v1/memories/recall as agent B',

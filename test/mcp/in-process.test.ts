@@ -70,6 +70,25 @@ describe(`MCP in-process on ${engine}`, () => {
     await close();
   });
 
+  it('remember takes a list of facts: one result per fact, in order, a repeated one reinforced', async () => {
+    const api = await testApi({ config: { CONTENT_LIMIT_CHARS: '60' } });
+    const { client, close } = await adminClient(api);
+    const result = await call(client, 'remember', {
+      content: ['Prefers email', 'Has two dogs', 'prefers EMAIL.', `Writes long notes ${'x'.repeat(60)}`],
+      subject: 'customer-43',
+    });
+    expect(result.isError).toBeFalsy();
+    const { results } = result.structuredContent as {
+      results: { outcome?: string; memory?: { id: string }; problem?: { status: number } }[];
+    };
+    expect(results.map((r) => r.outcome ?? r.problem?.status)).toEqual(['created', 'created', 'reinforced', 413]);
+    expect(results[2]?.memory?.id).toBe(results[0]?.memory?.id);
+    expect(text(result)).toMatch(/^Stored 3 of 4 facts \(1 refused\)/);
+    const tooMany = await call(client, 'remember', { content: Array.from({ length: 101 }, (_, i) => `Fact ${i}`) });
+    expect(tooMany.isError).toBe(true);
+    await close();
+  });
+
   it('recall composes the subject, the session, private memories and canon, with scores', async () => {
     const api = await testApi();
     const { client, close } = await adminClient(api);

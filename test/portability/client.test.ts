@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest'
 import { createApp } from '../../src/app.js';
 import { AgentMemoryError, createAgentMemoryClient, ok, type AgentMemoryClient } from '../../src/client/index.js';
 import { createHttpServer } from '../../src/http/server.js';
-import { AnchorObject, RecallResponse, StoredMemoryObject } from '../../src/schemas/objects.js';
+import { AnchorObject, RecallResponse, StoreBatchResponse, StoredMemoryObject } from '../../src/schemas/objects.js';
 import { engine, SETUP_TOKEN, testCore } from '../helpers/harness.js';
 
 /**
@@ -37,6 +37,25 @@ describe(`agent-memory/client against a live server on ${engine}`, () => {
     expectTypeOf(setup.api_key).toEqualTypeOf<string>();
     return createAgentMemoryClient({ baseUrl, apiKey: setup.api_key });
   }
+
+  it('stores a batch with typed items and per-item results', async () => {
+    const client = await tenantClient();
+    const { results } = await ok(
+      client.POST('/v1/memories/batch', {
+        body: {
+          items: [
+            { agent_id: 'support-bot', content: 'Prefers email over phone', anchor_external_id: 'cust-43' },
+            { agent_id: 'support-bot', content: 'prefers email over PHONE', anchor_external_id: 'cust-43' },
+            { agent_id: 'support-bot', content: ' ' },
+          ],
+        },
+      }),
+    );
+    expectTypeOf(results[0]!.outcome).toEqualTypeOf<'created' | 'reinforced' | 'promoted' | undefined>();
+    expect(StoreBatchResponse.strict().parse({ results })).toEqual({ results });
+    expect(results.map((r) => r.outcome ?? r.problem?.code)).toEqual(['created', 'reinforced', 'invalid_request']);
+    expect(results[1]?.memory?.id).toBe(results[0]?.memory?.id);
+  });
 
   it('stores, recalls, reads a subject and exports it with typed requests and answers', async () => {
     const client = await tenantClient();

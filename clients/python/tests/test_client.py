@@ -45,6 +45,22 @@ def test_a_tenant_and_its_keys(server: Server) -> None:
             assert revoked.value.status == 401
 
 
+def test_store_memories_answers_one_result_per_item(admin: Client) -> None:
+    agent, subject = unique("agent"), unique("customer")
+    results = admin.store_memories(
+        [
+            {"agent_id": agent, "content": "Prefers email", "anchor_external_id": subject},
+            {"agent_id": agent, "content": ""},
+            {"agent_id": agent, "content": "prefers EMAIL.", "anchor_external_id": subject},
+            {"agent_id": agent, "content": "Likes tea", "metadata": {"source": "batch"}},
+        ]
+    )["results"]
+    assert [r.get("outcome") or r["problem"]["status"] for r in results] == ["created", 400, "reinforced", "created"]
+    assert results[2]["memory"]["id"] == results[0]["memory"]["id"]
+    assert results[1]["problem"]["errors"][0]["path"] == "content"
+    assert results[3]["memory"]["binding"] == "private" and results[3]["memory"]["metadata"] == {"source": "batch"}
+
+
 def test_memories_recall_correct_and_delete(admin: Client) -> None:
     agent, subject = unique("agent"), unique("customer")
     stored = admin.store_memory(agent, "Prefers to be contacted by email", anchor_external_id=subject)

@@ -3,10 +3,19 @@ import { correctMemory } from '../../domain/correct.js';
 import { changeLife, type LifeInput } from '../../domain/life.js';
 import type { Actor, Core } from '../../domain/core.js';
 import { deleteMemory, getMemory, getMemoryHistory } from '../../domain/memories.js';
-import { measuredRecall, measuredStore } from '../../domain/measured.js';
+import { BATCH_MAX_ITEMS, type BatchItem } from '../../domain/batch.js';
+import { measuredBatch, measuredRecall, measuredStore } from '../../domain/measured.js';
+import { AppError, toProblem } from '../../errors.js';
 import { storedMemory } from '../../domain/store.js';
 import { checkedFilter } from '../../filter/language.js';
-import { CorrectMemoryBody, IdParams, RecallBody, RecallQuery, StoreMemoryBody } from '../../schemas/inputs.js';
+import {
+  CorrectMemoryBody,
+  IdParams,
+  RecallBody,
+  RecallQuery,
+  StoreBatchBody,
+  StoreMemoryBody,
+} from '../../schemas/inputs.js';
 import {
   AGENT_REFUSED,
   AuditEventObject,
@@ -15,9 +24,11 @@ import {
   MemoryObject,
   ProblemObject,
   RecallResponse,
+  StoreBatchResponse,
   StoredMemoryObject,
 } from '../../schemas/objects.js';
 import { route } from '../route.js';
+import { parseInput } from '../validate.js';
 
 /** A body's expiry and pin (src/domain/life.ts). */
 const lifeOf = (body: {
@@ -86,6 +97,58 @@ export const memoryRoutes = [
         life: lifeOf(body),
       });
       return { status: result.outcome === 'created' ? 201 : 200, body: storedMemory(result) };
+    },
+  }),
+  route({
+    method: 'post',
+    path: '/v1/memories/batch',
+    operationId: 'storeMemories',
+    summary: `Store up to ${BATCH_MAX_ITEMS} memories at once: one result per item, in order (docs/api.md §4)`,
+    tag: 'memories',
+    access: 'write',
+    body: StoreBatchBody,
+    // Every item's content at the limit (UTF-8 takes at most 3 bytes a character), and the rest.
+    bodyLimitBytes: (config) => BATCH_MAX_ITEMS * 3 * config.contentLimitChars + config.bodyLimitBytes,
+    responses: {
+      200: {
+        description: "Each item's outcome and memory, or its problem; the items that failed stored nothing",
+        schema: StoreBatchResponse,
+      },
+      403: { description: 'insufficient_scope: the key lacks the write scope', schema: ProblemObject },
+      413: { description: 'The body is over the limit of docs/api.md §4', schema: ProblemObject },
+      503: EMBEDDING_UNAVAILABLE,
+    },
+    handle: async ({ core, actor, body }) => {
+      // The body passed whatever its items hold (StoreBatchBody): each is checked here, on its own.
+      const checked = body.items.map((raw): BatchItem | AppError => {
+        try {
+          const item = parseInput(StoreMemoryBody, raw, 'body');
+          return {
+            agentId: item.agent_id,
+            content: item.content,
+            anchor: { anchorId: item.anchor_id, anchorExternalId: item.anchor_external_id },
+            sessionId: item.session_id,
+            metadata: item.metadata,
+            occurredAt: item.occurred_at === undefined ? undefined : new Date(item.occurred_at),
+            life: lifeOf(item),
+          };
+        } catch (error) {
+          if (error instanceof AppError) return error;
+          throw error;
+        }
+      });
+      const stored = await measuredBatch(
+        core,
+        actor,
+        checked.filter((c): c is BatchItem => !(c instanceof AppError)),
+      );
+      let next = 0;
+      const results = checked.map((c) => {
+        const r = c instanceof AppError ? { ok: false as const, error: c } : stored[next++];
+        if (!r) throw new Error('the batch answered fewer results than items');
+        return r.ok ? { outcome: r.result.outcome, memory: storedMemory(r.result) } : { problem: toProblem(r.error) };
+      });
+      return { status: 200, body: { results } };
     },
   }),
   route({

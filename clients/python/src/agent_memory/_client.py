@@ -33,6 +33,7 @@ from ._types import (
     Memory,
     MemoryHistory,
     Filter,
+    MemoryItem,
     Metadata,
     PurgeResult,
     Readiness,
@@ -42,6 +43,7 @@ from ._types import (
     SessionList,
     SessionMemories,
     SetupResponse,
+    StoreBatchResponse,
     StoredMemory,
     SubjectExport,
 )
@@ -151,6 +153,12 @@ class Client(SyncBase):
             "pinned": pinned,
         }
         return self._call("POST", "/v1/memories", json=body(fields))
+
+    def store_memories(self, items: Sequence[MemoryItem]) -> StoreBatchResponse:
+        """``POST /v1/memories/batch``: up to 500 items, each the body of ``store_memory``, stored
+        in order; one result per item: ``outcome`` and ``memory``, or the item's ``problem``. An
+        item's refusal fails that item only, and raises nothing."""
+        return self._call("POST", "/v1/memories/batch", json={"items": [body(dict(item)) for item in items]})
 
     def recall_memories(
         self,

@@ -132,6 +132,53 @@ class StoredMemory(Memory, _StoredMemoryOptional):
     outcome: Outcome
 
 
+class _MemoryItemOptional(TypedDict, total=False):
+    anchor_external_id: str
+    anchor_id: str
+    session_id: str
+    metadata: Metadata
+    occurred_at: str
+    expires_at: Optional[str]
+    ttl_seconds: int
+    pinned: bool
+
+
+class MemoryItem(_MemoryItemOptional):
+    """One item of :meth:`Client.store_memories`: the body of ``POST /v1/memories``."""
+
+    agent_id: str
+    content: str
+
+
+class FieldError(TypedDict):
+    path: str
+    message: str
+
+
+class _ProblemOptional(TypedDict, total=False):
+    errors: List[FieldError]
+
+
+class Problem(_ProblemOptional):
+    type: str
+    title: str
+    status: int
+    code: str
+    detail: str
+
+
+class BatchItemResult(TypedDict, total=False):
+    """``outcome`` and ``memory`` when the item was stored, ``problem`` when it was not."""
+
+    outcome: Outcome
+    memory: StoredMemory
+    problem: Problem
+
+
+class StoreBatchResponse(TypedDict):
+    results: List[BatchItemResult]
+
+
 class ScoreDetails(TypedDict):
     semantic: float
     lexical: float
