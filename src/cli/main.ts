@@ -35,7 +35,8 @@ PORT, HOST, SETUP_TOKEN, EMBEDDER, LOG_LEVEL; see docs/configuration.md for all 
  * The core's wiring (database drivers, embedders, the model client) takes most of a second to
  * import; loaded when a command needs it, so that `mcp` answers `initialize` first and `help` is instant.
  */
-const startCore = async (config: Config): Promise<Running> => (await import('../start-core.js')).startCore(config);
+const startCore = async (config: Config, options: { webhooks?: boolean } = {}): Promise<Running> =>
+  (await import('../start-core.js')).startCore(config, options);
 
 async function serve(config: Config): Promise<void> {
   // Imported here, not at the top: `mcp` answers its client sooner without the HTTP stack loaded.
@@ -46,7 +47,8 @@ async function serve(config: Config): Promise<void> {
       import('../http/metrics.js'),
       import('../http/spool.js'),
     ]);
-  const running = await startCore(config);
+  // The server delivers webhooks too, beside the sweeper (WEBHOOK_DISPATCH=false leaves it to others).
+  const running = await startCore(config, { webhooks: true });
   // What imports and exports of a process killed meanwhile left in the spool folder.
   const swept = await sweepSpools(config.portability.spoolDir);
   if (swept.length > 0) running.core.log.info({ folders: swept.length }, 'removed abandoned spool folders');

@@ -32,6 +32,8 @@ export const DISTRIBUTED_TABLES = [
   'ingested_messages',
   'memory_unit_stats',
   'memory_term_stats',
+  'webhook_endpoints',
+  'webhook_deliveries',
 ] as const;
 
 /**
