@@ -25,7 +25,8 @@ export const CreateWebhookBody = z.strictObject({
   url: webhookUrl,
   events,
   description: description.optional(),
-  enabled: z.boolean().default(true),
+  // Optional rather than defaulted: a default makes the field required in the generated client's types.
+  enabled: z.boolean().optional().describe('false registers it paused; true when left out'),
 });
 
 export const UpdateWebhookBody = z

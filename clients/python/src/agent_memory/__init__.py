@@ -18,6 +18,7 @@ from ._types import (
     ConversationMessage,
     CorrectedMemory,
     CreatedApiKey,
+    CreatedWebhook,
     CurrentKey,
     ExportedMemory,
     ExportRecord,
@@ -38,6 +39,10 @@ from ._types import (
     SetupResponse,
     StoredMemory,
     SubjectExport,
+    Webhook,
+    WebhookDelivery,
+    WebhookDeliveryList,
+    WebhookList,
 )
 
 __version__ = "0.1.0"
@@ -57,6 +62,7 @@ __all__ = [
     "ConversationMessage",
     "CorrectedMemory",
     "CreatedApiKey",
+    "CreatedWebhook",
     "CurrentKey",
     "DEFAULT_BASE_URL",
     "ExportRecord",
@@ -79,4 +85,8 @@ __all__ = [
     "SetupResponse",
     "StoredMemory",
     "SubjectExport",
+    "Webhook",
+    "WebhookDelivery",
+    "WebhookDeliveryList",
+    "WebhookList",
 ]
