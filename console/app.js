@@ -7,6 +7,7 @@ import { MemoryPage } from './pages/memory.js';
 import { SessionPage } from './pages/session.js';
 import { SubjectPage } from './pages/subject.js';
 import { SubjectsPage } from './pages/subjects.js';
+import { WebhookPage, WebhooksPage } from './pages/webhooks.js';
 import { ErrorNote, scopesOf } from './ui.js';
 
 /** Hash routes, so that every page has a URL and the server serves one file. */
@@ -75,6 +76,7 @@ function Nav({ identity, route, onSignOut }) {
     ['canon', 'Canon'],
     can.has('admin') && ['audit', 'Audit'],
     can.has('admin') && ['keys', 'Keys'],
+    can.has('admin') && ['webhooks', 'Webhooks'],
   ].filter(Boolean);
   const here = route.parts[0];
   return html`<header class="top">
@@ -118,6 +120,10 @@ function Page({ route, identity }) {
       return html`<${CanonPage} identity=${identity} />`;
     case 'keys':
       return html`<${KeysPage} identity=${identity} />`;
+    case 'webhooks':
+      return id
+        ? html`<${WebhookPage} id=${id} params=${route.params} identity=${identity} />`
+        : html`<${WebhooksPage} identity=${identity} />`;
     case 'audit':
       return html`<${AuditPage} params=${route.params} identity=${identity} />`;
     default:

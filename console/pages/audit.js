@@ -18,6 +18,7 @@ const ACTIONS = [
   'anchor_purged',
   'key_created',
   'key_revoked',
+  'import_finished',
 ];
 
 /** A subject filter may be typed as its external id: it is looked up before the trail is asked. */
