@@ -221,6 +221,35 @@ describe(`webhooks on ${engine}`, () => {
     expect((await deliveries(t, hook.id)).map((d) => d.event_type)).toEqual(['subject.purged']);
   });
 
+  it('reports an import as it finished, with counts, and one that stopped at a bad line as failed', async () => {
+    const t = await newTenant(api);
+    const r = await receiver();
+    await endpoint(t, r.url, ['import.finished']);
+    const secret = `imported fact ${randomUUID()}`;
+    const lines = [
+      { id: 'm1', memory: secret },
+      { id: 'm2', memory: `another ${randomUUID()}` },
+    ];
+    const ok = await api.http
+      .post('/v1/import?format=mem0&agent_id=importer')
+      .set(t.auth)
+      .set('Content-Type', 'application/x-ndjson')
+      .send(lines.map((l) => JSON.stringify(l)).join('\n'));
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    const bad = await api.http
+      .post('/v1/import?format=mem0&agent_id=importer')
+      .set(t.auth)
+      .set('Content-Type', 'application/x-ndjson')
+      .send(`${JSON.stringify({ id: 'm3', memory: `third ${randomUUID()}` })}\n{"id": "m4", "memory": ""}`);
+    expect(bad.status).toBe(400);
+    await dispatcher.drain();
+    expect(r.received.map((x) => x.body.type)).toEqual(['import.finished', 'import.finished']);
+    const [first, second] = r.received.map((x) => x.body.data);
+    expect(first).toMatchObject({ changes: { format: 'mem0', outcome: 'completed', lines: 2, memories: 2 } });
+    expect(second).toMatchObject({ changes: { format: 'mem0', outcome: 'failed', lines: 1, memories: 1 } });
+    expect(r.received[0]!.raw).not.toContain(secret);
+  });
+
   it('retries a failing receiver on schedule, then fails the delivery and disables the endpoint', async () => {
     const schedule = [0.4, 0.8];
     const failing = await testApi({ config: { ...ALLOW, WEBHOOK_RETRY_SCHEDULE: schedule.join(',') } });
