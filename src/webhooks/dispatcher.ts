@@ -5,6 +5,8 @@ import { sendWebhook, type Attempt } from './send.js';
 const LEASE_MARGIN_MS = 5_000;
 /** How often finished deliveries past their retention are removed. */
 const RETENTION_EVERY_MS = 10 * 60 * 1000;
+/** How long a stopping process waits for its attempts under way. */
+const STOP_WAIT_MS = 2_000;
 /** ±10 %: retries of many deliveries that failed together (an outage) spread out as they resume. */
 const JITTER = 0.1;
 
@@ -63,11 +65,17 @@ export class WebhookDispatcher {
     if (!this.running) void this.pump();
   }
 
-  /** Stops claiming, and waits for the attempts under way. */
-  async stop(): Promise<void> {
+  /**
+   * Stops claiming, and waits a little for the attempts under way: one not recorded by then is sent
+   * again after its lease, by whichever process runs next (at least once).
+   */
+  async stop(waitMs = STOP_WAIT_MS): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
-    await Promise.all([...this.inFlight]);
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs)));
+    await Promise.race([Promise.all([...this.inFlight]), waited]);
+    clearTimeout(timer);
   }
 
   private async pump(): Promise<void> {
