@@ -110,7 +110,6 @@ function CreateWebhook({ onCreated }) {
         id="webhook-url"
         type="url"
         required
-        placeholder="https://…"
         value=${url}
         onInput=${(e) => setUrl(e.currentTarget.value)}
       />
