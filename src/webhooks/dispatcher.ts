@@ -47,7 +47,14 @@ export class WebhookDispatcher {
   private readonly inFlight = new Set<Promise<void>>();
   private lastRetention = 0;
 
-  constructor(private readonly core: Core) {}
+  /**
+   * `tenantId`: deliver only that tenant's deliveries (a test among others on one database, which
+   * must neither send nor wait on theirs); absent, every tenant's, as `serve` does.
+   */
+  constructor(
+    private readonly core: Core,
+    private readonly options: { tenantId?: string } = {},
+  ) {}
 
   private get settings() {
     return this.core.config.webhooks;
@@ -81,6 +88,7 @@ export class WebhookDispatcher {
   private async pump(): Promise<void> {
     this.running = true;
     clearTimeout(this.timer);
+    let delay = this.settings.pollMs;
     try {
       while (this.again && !this.stopped) {
         this.again = false;
@@ -91,13 +99,22 @@ export class WebhookDispatcher {
         for (const delivery of claimed) this.track(this.attempt(delivery));
         if (claimed.length === room) this.again = true;
       }
+      delay = await this.untilNextDue();
     } catch (error) {
       this.core.log.warn({ err: error }, 'webhook dispatch failed; it is tried again shortly');
     } finally {
       this.running = false;
     }
     if (this.stopped) return;
-    this.timer = setTimeout(() => this.wake(), await this.untilNextDue());
+    // Full: each attempt that ends wakes it. Woken while finishing (a commit, an attempt done): go
+    // again rather than wait for the timer.
+    if (this.inFlight.size >= this.settings.concurrency) return;
+    if (this.again) {
+      void this.pump();
+      return;
+    }
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.wake(), delay);
     this.timer.unref();
   }
 
@@ -124,22 +141,19 @@ export class WebhookDispatcher {
 
   /** The sooner of the poll interval and the next pending delivery's time. */
   private async untilNextDue(): Promise<number> {
-    try {
-      // A disabled endpoint's deliveries wait for it to be enabled, not for their time.
-      const next = await this.core.db
-        .selectFrom('webhook_deliveries as d')
-        .innerJoin('webhook_endpoints as e', (j) =>
-          j.onRef('e.tenant_id', '=', 'd.tenant_id').onRef('e.id', '=', 'd.endpoint_id'),
-        )
-        .select((eb) => eb.fn.min('d.next_attempt_at').as('at'))
-        .where('d.status', '=', 'pending')
-        .where('e.enabled', '=', true)
-        .executeTakeFirst();
-      const at = next?.at ? new Date(next.at).getTime() : Infinity;
-      return Math.max(10, Math.min(this.settings.pollMs, at - this.core.clock().getTime()));
-    } catch {
-      return this.settings.pollMs;
-    }
+    // A disabled endpoint's deliveries wait for it to be enabled, not for their time.
+    let query = this.core.db
+      .selectFrom('webhook_deliveries as d')
+      .innerJoin('webhook_endpoints as e', (j) =>
+        j.onRef('e.tenant_id', '=', 'd.tenant_id').onRef('e.id', '=', 'd.endpoint_id'),
+      )
+      .select((eb) => eb.fn.min('d.next_attempt_at').as('at'))
+      .where('d.status', '=', 'pending')
+      .where('e.enabled', '=', true);
+    if (this.options.tenantId) query = query.where('d.tenant_id', '=', this.options.tenantId);
+    const next = await query.executeTakeFirst();
+    const at = next?.at ? new Date(next.at).getTime() : Infinity;
+    return Math.max(10, Math.min(this.settings.pollMs, at - this.core.clock().getTime()));
   }
 
   /**
@@ -148,18 +162,21 @@ export class WebhookDispatcher {
    */
   private async claim(limit: number): Promise<Claimed[]> {
     const now = this.core.clock();
-    const tenants = await this.core.db
-      .selectFrom('webhook_deliveries as d')
-      .innerJoin('webhook_endpoints as e', (j) =>
-        j.onRef('e.tenant_id', '=', 'd.tenant_id').onRef('e.id', '=', 'd.endpoint_id'),
-      )
-      .select('d.tenant_id')
-      .distinct()
-      .where('d.status', '=', 'pending')
-      .where('d.next_attempt_at', '<=', now)
-      .where('e.enabled', '=', true)
-      .limit(limit)
-      .execute();
+    const only = this.options.tenantId;
+    const tenants = only
+      ? [{ tenant_id: only }]
+      : await this.core.db
+          .selectFrom('webhook_deliveries as d')
+          .innerJoin('webhook_endpoints as e', (j) =>
+            j.onRef('e.tenant_id', '=', 'd.tenant_id').onRef('e.id', '=', 'd.endpoint_id'),
+          )
+          .select('d.tenant_id')
+          .distinct()
+          .where('d.status', '=', 'pending')
+          .where('d.next_attempt_at', '<=', now)
+          .where('e.enabled', '=', true)
+          .limit(limit)
+          .execute();
     const claimed: Claimed[] = [];
     for (const { tenant_id } of tenants) {
       if (claimed.length >= limit) break;

@@ -287,7 +287,7 @@ describe.skipIf(!hasChromium)(`the console in Chromium on ${engine}`, () => {
         .set(t.auth)
         .send({ url: receiver.url, events: ['*'] });
       await store(t, `hook-${randomUUID().slice(0, 8)}`, 'Prefers the morning shift');
-      const dispatcher = new WebhookDispatcher(failing.core);
+      const dispatcher = new WebhookDispatcher(failing.core, { tenantId: t.tenantId });
       await dispatcher.drain();
       await new Promise((r) => setTimeout(r, 100));
       await dispatcher.drain();

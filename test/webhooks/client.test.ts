@@ -15,10 +15,9 @@ describe(`webhooks through agent-memory/client on ${engine}`, () => {
   let server: Server;
   let baseUrl: string;
   let receiver: Receiver;
-  let dispatcher: WebhookDispatcher;
+  let core: Awaited<ReturnType<typeof testCore>>;
   beforeAll(async () => {
-    const core = await testCore({ config: { WEBHOOK_ALLOW_PRIVATE: 'true' } });
-    dispatcher = new WebhookDispatcher(core);
+    core = await testCore({ config: { WEBHOOK_ALLOW_PRIVATE: 'true' } });
     server = createHttpServer(createApp(core), core.config.httpLimits).listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -42,7 +41,7 @@ describe(`webhooks through agent-memory/client on ${engine}`, () => {
     CreatedWebhookObject.strict().parse(created);
 
     await ok(client.POST('/v1/memories', { body: { agent_id: 'agent', content: 'The printer is on floor two' } }));
-    await dispatcher.drain();
+    await new WebhookDispatcher(core, { tenantId: setup.tenant_id }).drain();
     const [got] = await receiver.waitFor(1);
     expect(new Webhook(created.secret).verify(got!.raw, got!.headers)).toMatchObject({ type: 'memory.created' });
 

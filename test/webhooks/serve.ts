@@ -29,6 +29,7 @@ export class ServeProcess {
         RATE_LIMIT_PER_MINUTE: '0',
         LOG_LEVEL: 'warn',
         WEBHOOK_ALLOW_PRIVATE: 'true',
+        WEBHOOK_DISPATCH: 'true',
         ...this.env,
         ...extra,
       }),
