@@ -132,7 +132,8 @@ export async function importStream(
  * The import's audit event (and its `import.finished` webhook): counts only. A transaction of its
  * own after the last batch's, so a crash between the two loses this event, never a line. An import
  * that stopped at a bad line says so; when the database itself is failing, recording that fails too
- * and the import's own error is the one reported.
+ * and the import's own error is the one reported. An import that completed and wrote nothing (the
+ * same file again) records nothing: importing twice changes nothing, the trail included.
  */
 async function recordFinished(
   core: Core,
@@ -141,6 +142,7 @@ async function recordFinished(
   result: ImportResult,
   error: unknown,
 ): Promise<void> {
+  if (error === undefined && Object.values(result.imported).every((n) => n === 0)) return;
   const changes = {
     format,
     outcome: error === undefined ? 'completed' : 'failed',

@@ -248,6 +248,14 @@ describe(`webhooks on ${engine}`, () => {
     expect(first).toMatchObject({ changes: { format: 'mem0', outcome: 'completed', lines: 2, memories: 2 } });
     expect(second).toMatchObject({ changes: { format: 'mem0', outcome: 'failed', lines: 1, memories: 1 } });
     expect(r.received[0]!.raw).not.toContain(secret);
+    // The same file again writes nothing, and records nothing: no event.
+    const again = await api.http
+      .post('/v1/import?format=mem0&agent_id=importer')
+      .set(t.auth)
+      .set('Content-Type', 'application/x-ndjson')
+      .send(lines.map((l) => JSON.stringify(l)).join('\n'));
+    expect(again.body).toMatchObject({ imported: { memories: 0 }, existing: 2 });
+    expect(await drain(t)).toBe(0);
   });
 
   it('retries a failing receiver on schedule, then fails the delivery and disables the endpoint', async () => {
