@@ -3,7 +3,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
 /**
  * The slow end-to-end files: child processes on the CLI (stdio, `serve`, reembed, the LoCoMo
  * tool, the MCP conformance suite against `serve`, three `serve` processes on one database, a `serve` process whose database restarts on a
- * cluster of the test's own, a `serve` killed mid-ingest, a `serve` killed while jobs run, the README walk-through against a fresh
+ * cluster of the test's own, a `serve` killed mid-ingest, a `serve` killed while jobs run, `serve` killed with webhooks undelivered, the README walk-through against a fresh
  * `serve`), the local embedder's model, the data folder lock, a service wired from its environment,
  * operations with the database gone, network timeouts under forced garbage collection, and the
  * scale benchmark's dataset builder, the portability files that open a second database (the
@@ -36,6 +36,7 @@ const E2E = [
   'test/ingest/kill.test.ts',
   'test/jobs/restart.test.ts',
   'test/readme/walkthrough.test.ts',
+  'test/webhooks/kill.test.ts',
 ];
 
 export default defineConfig({

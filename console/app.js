@@ -8,6 +8,7 @@ import { MemoryPage } from './pages/memory.js';
 import { SessionPage } from './pages/session.js';
 import { SubjectPage } from './pages/subject.js';
 import { SubjectsPage } from './pages/subjects.js';
+import { WebhookPage, WebhooksPage } from './pages/webhooks.js';
 import { ErrorNote, scopesOf } from './ui.js';
 
 /** Hash routes, so that every page has a URL and the server serves one file. */
@@ -77,6 +78,7 @@ function Nav({ identity, route, onSignOut }) {
     can.has('read') && ['jobs', 'Jobs'],
     can.has('admin') && ['audit', 'Audit'],
     can.has('admin') && ['keys', 'Keys'],
+    can.has('admin') && ['webhooks', 'Webhooks'],
   ].filter(Boolean);
   const here = route.parts[0];
   return html`<header class="top">
@@ -122,6 +124,10 @@ function Page({ route, identity }) {
       return html`<${JobsPage} params=${route.params} />`;
     case 'keys':
       return html`<${KeysPage} identity=${identity} />`;
+    case 'webhooks':
+      return id
+        ? html`<${WebhookPage} id=${id} params=${route.params} identity=${identity} />`
+        : html`<${WebhooksPage} identity=${identity} />`;
     case 'audit':
       return html`<${AuditPage} params=${route.params} identity=${identity} />`;
     default:

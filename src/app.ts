@@ -14,6 +14,7 @@ import { RateLimitedError, RateLimiter } from './access/rate-limit.js';
 import type { AnyRoute } from './http/route.js';
 import { anchorRoutes } from './http/routes/anchors.js';
 import { auditRoutes } from './http/routes/audit.js';
+import { webhookRoutes } from './http/routes/webhooks.js';
 import { canonRoutes } from './http/routes/canon.js';
 import { conversationRoutes } from './http/routes/conversations.js';
 import { jobRoutes } from './http/routes/jobs.js';
@@ -38,6 +39,7 @@ export const API_ROUTES: readonly AnyRoute[] = [
   ...sessionRoutes,
   ...canonRoutes,
   ...auditRoutes,
+  ...webhookRoutes,
   ...portabilityRoutes,
   ...jobRoutes,
 ];

@@ -28,6 +28,15 @@ function isProxyAddress(entry: string): boolean {
 
 const HOPS = /^\d{1,2}$/;
 
+/** true or false, as written in an environment. */
+const flag = z.enum(['true', 'false']).transform((v) => v === 'true');
+
+/**
+ * The waits between a webhook delivery's attempts, in seconds: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h,
+ * 10 h (Standard Webhooks' suggestion), eight attempts over 27.6 hours before the delivery fails.
+ */
+export const DEFAULT_RETRY_SCHEDULE = [5, 300, 1800, 7200, 18000, 36000, 36000];
+
 const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HOST: z.string().min(1).default('127.0.0.1'),
@@ -143,6 +152,22 @@ const EnvSchema = z.object({
     .positive()
     .default(256 * 1024 ** 2),
   EXPORT_WRITE_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
+  // Webhooks (docs/webhooks.md).
+  WEBHOOK_ALLOW_PRIVATE: flag.default(false),
+  WEBHOOK_DISPATCH: flag.default(true),
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().positive().max(300_000).default(10_000),
+  WEBHOOK_RETRY_SCHEDULE: z
+    .string()
+    .transform((v) => v.split(',').map((p) => p.trim()))
+    .refine(
+      (parts) => parts.length >= 1 && parts.length <= 50 && parts.every((p) => /^\d+(\.\d+)?$/.test(p)),
+      'must be seconds separated by commas (e.g. 5,300,1800)',
+    )
+    .transform((parts) => parts.map(Number))
+    .default(DEFAULT_RETRY_SCHEDULE),
+  WEBHOOK_POLL_MS: z.coerce.number().int().min(50).default(1_000),
+  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(8),
+  WEBHOOK_RETENTION_DAYS: z.coerce.number().positive().default(7),
 });
 
 export type Binding = 'private' | 'anchored' | 'session' | 'canon';
@@ -261,6 +286,25 @@ export interface Config {
   readonly portability: PortabilityConfig;
   readonly metrics: MetricsConfig;
   readonly jobs: JobsConfig;
+  readonly webhooks: WebhooksConfig;
+}
+
+/** Outbound webhooks (src/webhooks). */
+export interface WebhooksConfig {
+  /** Deliver to private, loopback and link-local addresses too (tests, a private network). */
+  readonly allowPrivate: boolean;
+  /** This process delivers; false leaves the outbox to other processes (events are still recorded). */
+  readonly dispatch: boolean;
+  /** One attempt's budget: connection, request and response. */
+  readonly timeoutMs: number;
+  /** The waits after each failed attempt, in milliseconds; attempts = its length + 1. */
+  readonly retryScheduleMs: readonly number[];
+  /** How often the dispatcher looks for due deliveries besides being woken by commits. */
+  readonly pollMs: number;
+  /** Deliveries in flight at once, per process. */
+  readonly concurrency: number;
+  /** Finished deliveries (delivered or failed) are kept this long. */
+  readonly retentionMs: number;
 }
 
 export interface JobsConfig {
@@ -425,6 +469,15 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       maxAttempts: env.JOB_MAX_ATTEMPTS,
       retentionMs: env.JOB_RETENTION_HOURS * 3_600_000,
       inputMaxBytes: env.JOB_INPUT_MAX_BYTES,
+    }),
+    webhooks: Object.freeze({
+      allowPrivate: env.WEBHOOK_ALLOW_PRIVATE,
+      dispatch: env.WEBHOOK_DISPATCH,
+      timeoutMs: env.WEBHOOK_TIMEOUT_MS,
+      retryScheduleMs: Object.freeze(env.WEBHOOK_RETRY_SCHEDULE.map((s) => Math.round(s * 1000))),
+      pollMs: env.WEBHOOK_POLL_MS,
+      concurrency: env.WEBHOOK_CONCURRENCY,
+      retentionMs: env.WEBHOOK_RETENTION_DAYS * 24 * 3600 * 1000,
     }),
   });
 }

@@ -21,12 +21,16 @@ import { llmBreakerFor } from './llm/breaker.js';
 import { createLogger } from './logger.js';
 import { reportingUnavailable } from './embedding/unavailable.js';
 import { cachingQueries } from './embedding/query-cache.js';
+import { WebhookDispatcher } from './webhooks/dispatcher.js';
+import { WEBHOOKS_CHANNEL } from './webhooks/outbox.js';
 
 export interface Running {
   core: Core;
   engine: 'pglite' | 'postgres';
   /** The Postgres is a Citus coordinator (src/db/citus.ts). */
   citus: boolean;
+  /** This process's webhook dispatcher, when it delivers (src/webhooks/dispatcher.ts). */
+  webhooks: WebhookDispatcher | undefined;
   close(): Promise<void>;
 }
 
@@ -39,6 +43,11 @@ export async function startCore(
     log?: Logger;
     contradictions?: ContradictionDetector;
     extractor?: ConversationExtractor;
+    /**
+     * Deliver webhooks from this process (unless WEBHOOK_DISPATCH=false): the long-running servers
+     * (`serve`, `mcp`) do; one-shot commands leave what they record to them.
+     */
+    webhooks?: boolean;
   } = {},
 ): Promise<Running> {
   const log = overrides.log ?? createLogger(config.logLevel);
@@ -119,14 +128,30 @@ export async function startCore(
         : undefined,
     exportDb: exportPool ? marked(exportPool.db) : undefined,
   };
+  let webhooks: WebhookDispatcher | undefined;
+  let unlistenWebhooks: Unlisten | undefined;
+  if (overrides.webhooks === true && config.webhooks.dispatch) {
+    const dispatcher = new WebhookDispatcher(core);
+    try {
+      // A commit that queued deliveries wakes this process at once; its timer covers the rest.
+      unlistenWebhooks = await handle.listen?.(WEBHOOKS_CHANNEL, () => dispatcher.wake());
+    } catch (error) {
+      log.warn({ err: error }, 'webhook notifications unavailable: deliveries are found by polling');
+    }
+    dispatcher.start();
+    webhooks = dispatcher;
+  }
   let closed = false;
   return {
     core,
     engine: handle.engine,
     citus,
+    webhooks,
     close: async () => {
       if (closed) return;
       closed = true;
+      await webhooks?.stop();
+      await unlistenWebhooks?.().catch((error: unknown) => log.warn({ err: error }, 'unlisten failed'));
       await unlisten?.().catch((error: unknown) => log.warn({ err: error }, 'unlisten failed'));
       await Promise.all([...replicas, ...(exportPool ? [exportPool] : [])].map((r) => r.close()));
       await handle.close();

@@ -70,6 +70,11 @@ await call('POST', '/canon', {
 });
 await call('POST', '/keys', { name: 'support-bot', scopes: ['read', 'write'], agent_ids: ['support-bot'] });
 await call('POST', '/keys', { name: 'dashboard', scopes: ['read'] });
+await call('POST', '/webhooks', {
+  url: 'https://compliance.example.com/agent-memory',
+  events: ['subject.purged', 'memory.deleted'],
+  description: 'compliance log',
+});
 const anchors = await call('GET', '/anchors?anchor_external_id=customer-42');
 const anchorId = String((anchors.anchors as { id: string }[])[0]?.id);
 
@@ -121,6 +126,13 @@ try {
   await page.getByRole('button', { name: 'Create key' }).click();
   await page.getByLabel('New key').waitFor();
   await page.screenshot({ path: path.join(OUT, 'keys.png') });
+
+  await page.goto(`${base}/console/#/webhooks`);
+  await page.getByLabel('URL').fill('https://crm.example.com/hooks');
+  await page.getByRole('button', { name: 'Register endpoint' }).click();
+  await page.getByLabel('Signing secret').waitFor();
+  await page.locator('tr', { hasText: 'https://crm.example.com/hooks' }).waitFor();
+  await page.screenshot({ path: path.join(OUT, 'webhooks.png') });
   console.info(`screenshots written to ${path.relative(process.cwd(), OUT)}`);
 } finally {
   await context.close();

@@ -20,6 +20,7 @@ const ACTIONS = [
   'key_created',
   'key_revoked',
   'job_finished',
+  'import_finished',
 ];
 
 /** A subject filter may be typed as its external id: it is looked up before the trail is asked. */

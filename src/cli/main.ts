@@ -36,7 +36,8 @@ PORT, HOST, SETUP_TOKEN, EMBEDDER, LOG_LEVEL; see docs/configuration.md for all 
  * The core's wiring (database drivers, embedders, the model client) takes most of a second to
  * import; loaded when a command needs it, so that `mcp` answers `initialize` first and `help` is instant.
  */
-const startCore = async (config: Config): Promise<Running> => (await import('../start-core.js')).startCore(config);
+const startCore = async (config: Config, options: { webhooks?: boolean } = {}): Promise<Running> =>
+  (await import('../start-core.js')).startCore(config, options);
 
 /** The URL a person opens: on every interface, this machine's own name reaches it. */
 function baseUrl(address: AddressInfo): string {
@@ -66,7 +67,8 @@ async function serve(config: Config): Promise<void> {
   // Before the database and the model, which take seconds: a taken port is told at once.
   await assertPortFree(config.port, config.host, 'PORT');
   if (config.metrics.port !== undefined) await assertPortFree(config.metrics.port, config.host, 'METRICS_PORT');
-  const running = await startCore(config);
+  // The server delivers webhooks too, beside the sweeper (WEBHOOK_DISPATCH=false leaves it to others).
+  const running = await startCore(config, { webhooks: true });
   // What imports and exports of a process killed meanwhile left in the spool folder.
   const swept = await sweepSpools(config.portability.spoolDir);
   if (swept.length > 0) running.core.log.info({ folders: swept.length }, 'removed abandoned spool folders');

@@ -66,7 +66,7 @@ export async function mcp(config: Config): Promise<void> {
     begun = true;
     // Imported here: its drivers and embedders take most of a second to load, after `initialize`.
     const { startCore } = await import('../start-core.js');
-    running = await startCore(config, { log });
+    running = await startCore(config, { log, webhooks: true });
     const actor = await localActor(running.core);
     log.info(
       { engine: running.engine, embedder: running.core.embedder.id, ms: Math.round(performance.now() - started) },

@@ -34,6 +34,8 @@ export const DISTRIBUTED_TABLES = [
   'memory_term_stats',
   'jobs',
   'job_inputs',
+  'webhook_endpoints',
+  'webhook_deliveries',
 ] as const;
 
 /**

@@ -188,6 +188,41 @@ export interface JobInputsTable {
   data: Buffer;
 }
 
+/** Migration 0015: a tenant's webhook endpoints (src/domain/webhooks). */
+export interface WebhookEndpointsTable {
+  tenant_id: string;
+  id: string;
+  url: string;
+  events: string[];
+  description: string | null;
+  enabled: Generated<boolean>;
+  /** Standard Webhooks `whsec_…`: signs deliveries, never returned after creation. */
+  secret: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  disabled_reason: string | null;
+  disabled_at: Timestamp | null;
+  failing_since: Timestamp | null;
+  last_success_at: Timestamp | null;
+}
+
+/** Migration 0015: the outbox, one row per event and endpoint; id is the event's id. */
+export interface WebhookDeliveriesTable {
+  tenant_id: string;
+  endpoint_id: string;
+  id: string;
+  event_type: string;
+  payload: Json;
+  status: Generated<'pending' | 'delivered' | 'failed'>;
+  attempts: Generated<number>;
+  created_at: Timestamp;
+  next_attempt_at: Timestamp;
+  last_attempt_at: Timestamp | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  delivered_at: Timestamp | null;
+}
+
 export interface Database {
   tenants: TenantsTable;
   api_keys: ApiKeysTable;
@@ -203,6 +238,8 @@ export interface Database {
   memory_term_stats: MemoryTermStatsTable;
   jobs: JobsTable;
   job_inputs: JobInputsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }
 
 /** The coarse SQL type of a column, as test/db/schema.test.ts reads it from information_schema. */
@@ -331,4 +368,34 @@ export const TABLES = {
     finished_at: col('timestamptz', true),
   },
   job_inputs: { tenant_id: col('uuid'), job_id: col('uuid'), seq: col('number'), data: col('bytea') },
+  webhook_endpoints: {
+    tenant_id: col('uuid'),
+    id: col('uuid'),
+    url: col('text'),
+    events: col('array'),
+    description: col('text', true),
+    enabled: col('boolean'),
+    secret: col('text'),
+    created_at: col('timestamptz'),
+    updated_at: col('timestamptz'),
+    disabled_reason: col('text', true),
+    disabled_at: col('timestamptz', true),
+    failing_since: col('timestamptz', true),
+    last_success_at: col('timestamptz', true),
+  },
+  webhook_deliveries: {
+    tenant_id: col('uuid'),
+    endpoint_id: col('uuid'),
+    id: col('uuid'),
+    event_type: col('text'),
+    payload: col('jsonb'),
+    status: col('text'),
+    attempts: col('number'),
+    created_at: col('timestamptz'),
+    next_attempt_at: col('timestamptz'),
+    last_attempt_at: col('timestamptz', true),
+    last_status_code: col('number', true),
+    last_error: col('text', true),
+    delivered_at: col('timestamptz', true),
+  },
 } satisfies { [T in keyof Database]: Record<keyof Database[T], ColumnSpec> };

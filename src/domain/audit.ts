@@ -8,6 +8,7 @@ import { CHANGES_CHANNEL, encodeChange } from './changes.js';
 import type { Actor } from './core.js';
 import { decodeCursor, toPage, type Page } from './pagination.js';
 import { isUuid, newId } from './text.js';
+import { enqueueWebhooks } from '../webhooks/outbox.js';
 
 export const AUDIT_ACTIONS = [
   'created',
@@ -26,6 +27,7 @@ export const AUDIT_ACTIONS = [
   'key_created',
   'key_revoked',
   'job_finished',
+  'import_finished',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
@@ -45,11 +47,12 @@ export type AuditEvent = z.output<typeof AuditEventObject>;
 
 /** Written inside the transaction of the mutation it records, so one never lands without the other. */
 export async function recordEvent(trx: Db, actor: Actor, at: Date, input: AuditInput): Promise<void> {
+  const id = newId();
   await trx
     .insertInto('audit_events')
     .values({
       tenant_id: actor.tenantId,
-      id: newId(),
+      id,
       at,
       action: input.action,
       memory_id: input.memoryId ?? null,
@@ -60,6 +63,20 @@ export async function recordEvent(trx: Db, actor: Actor, at: Date, input: AuditI
       changes: JSON.stringify(input.changes ?? {}),
     })
     .execute();
+  // The webhook outbox (src/webhooks/outbox.ts), in this same transaction: its deliveries exist
+  // exactly when the change does, whatever happens to the process after the commit.
+  await enqueueWebhooks(trx, {
+    tenantId: actor.tenantId,
+    id,
+    at,
+    action: input.action,
+    memoryId: input.memoryId ?? null,
+    anchorId: input.anchorId ?? null,
+    sessionId: input.sessionId ?? null,
+    keyId: actor.keyId,
+    agentId: input.agentId ?? null,
+    changes: input.changes ?? {},
+  });
   // Announced in the same transaction: Postgres delivers it on commit only, to every process
   // listening (src/domain/changes.ts), so a subscriber never hears of a change it cannot read yet.
   // A statement of its own, not the insert's RETURNING: on Citus that would run on a worker, whose

@@ -1,3 +1,4 @@
+import { recordEvent } from '../domain/audit.js';
 import type { Actor, Core } from '../domain/core.js';
 import { AppError } from '../errors.js';
 import { lineConverter, RECORD_MAX_DEPTH, tooDeepError, type ImportFormat } from './formats.js';
@@ -118,8 +119,43 @@ export async function importStream(
     // The lines before the bad one (or before the stream broke) are whole: they are kept. A line
     // among them that the database refuses comes earlier, so its error is the one reported.
     await writer.flush();
+    await recordFinished(core, actor, options.format, writer.result(), error);
     throw error;
   }
   await writer.flush();
-  return { ...writer.result(), lines: last };
+  const result = { ...writer.result(), lines: last };
+  await recordFinished(core, actor, options.format, result, undefined);
+  return result;
+}
+
+/**
+ * The import's audit event (and its `import.finished` webhook): counts only. A transaction of its
+ * own after the last batch's, so a crash between the two loses this event, never a line. An import
+ * that stopped at a bad line says so; when the database itself is failing, recording that fails too
+ * and the import's own error is the one reported. An import that completed and wrote nothing (the
+ * same file again) records nothing: importing twice changes nothing, the trail included.
+ */
+async function recordFinished(
+  core: Core,
+  actor: Actor,
+  format: ImportFormat,
+  result: ImportResult,
+  error: unknown,
+): Promise<void> {
+  if (error === undefined && Object.values(result.imported).every((n) => n === 0)) return;
+  const changes = {
+    format,
+    outcome: error === undefined ? 'completed' : 'failed',
+    lines: result.lines,
+    ...result.imported,
+    existing: result.existing,
+  };
+  try {
+    await core.db
+      .transaction()
+      .execute((trx) => recordEvent(trx, actor, core.clock(), { action: 'import_finished', agentId: null, changes }));
+  } catch (recordError) {
+    if (error === undefined) throw recordError;
+    core.log.warn({ err: recordError }, 'the failed import could not be recorded in the audit trail');
+  }
 }

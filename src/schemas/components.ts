@@ -31,6 +31,13 @@ import {
   BatchItemResultObject,
 } from './objects.js';
 import { JobObject } from './jobs.js';
+import {
+  CreatedWebhookObject,
+  CreateWebhookBody,
+  UpdateWebhookBody,
+  WebhookDeliveryObject,
+  WebhookObject,
+} from './webhooks.js';
 
 /**
  * The named schemas of the OpenAPI document (components.schemas): wherever one of these appears in
@@ -68,5 +75,10 @@ const named: [z.ZodType, string][] = [
   [WriteCanonBody, 'WriteCanonRequest'],
   [CreateKeyBody, 'CreateKeyRequest'],
   [SetupBody, 'SetupRequest'],
+  [WebhookObject, 'Webhook'],
+  [CreatedWebhookObject, 'CreatedWebhook'],
+  [WebhookDeliveryObject, 'WebhookDelivery'],
+  [CreateWebhookBody, 'CreateWebhookRequest'],
+  [UpdateWebhookBody, 'UpdateWebhookRequest'],
 ];
 for (const [schema, id] of named) COMPONENTS.add(schema, { id });

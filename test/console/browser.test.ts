@@ -7,6 +7,8 @@ import { insertMemory } from '../../src/domain/memories.js';
 import { startJobRunner } from '../../src/jobs/runner.js';
 import { engine, newKey, newTenant, testApi, type Tenant, type TestApi } from '../helpers/harness.js';
 import { hasChromium, launchChromium, type Browser } from '../helpers/chromium.js';
+import { WebhookDispatcher } from '../../src/webhooks/dispatcher.js';
+import { startReceiver } from '../webhooks/receiver.js';
 
 if (!hasChromium) {
   // CI installs it (.ci/run); a machine without it says why these tests did not run.
@@ -372,6 +374,47 @@ describe.skipIf(!hasChromium)(`the console in Chromium on ${engine}`, () => {
     await page.getByRole('button', { name: 'Next page' }).click();
     await page.getByRole('button', { name: 'First page' }).waitFor();
     await expect(page.locator('li.memory').count()).resolves.toBe(50);
+    await page.close();
+  });
+
+  it('registers a webhook with its secret shown once, and shows an endpoint the service disabled and its deliveries', async () => {
+    const t = await newTenant(api);
+    const page = await signIn(t.adminKey, '#/webhooks');
+    await page.getByLabel('URL').fill('https://example.com/crm-hook');
+    await page.getByRole('button', { name: 'Register endpoint' }).click();
+    expect(await page.getByLabel('Signing secret').inputValue()).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
+    await page.getByRole('button', { name: 'Done' }).click();
+    await page.locator('tr', { hasText: 'https://example.com/crm-hook' }).getByText('enabled').waitFor();
+
+    // A receiver that always fails, and a schedule of one short retry: the service disables it.
+    const receiver = await startReceiver(503);
+    try {
+      const failing = await testApi({ config: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCHEDULE: '0.05' } });
+      const hook = await failing.http
+        .post('/v1/webhooks')
+        .set(t.auth)
+        .send({ url: receiver.url, events: ['*'] });
+      await store(t, `hook-${randomUUID().slice(0, 8)}`, 'Prefers the morning shift');
+      const dispatcher = new WebhookDispatcher(failing.core, { tenantId: t.tenantId });
+      await dispatcher.drain();
+      await new Promise((r) => setTimeout(r, 100));
+      await dispatcher.drain();
+      await page.reload();
+      await page.locator('tr', { hasText: receiver.url }).getByText('disabled by the service').waitFor();
+      await page.getByRole('link', { name: receiver.url }).click();
+      await page.getByRole('alert').filter({ hasText: 'failed all 2 attempts (last: HTTP 503)' }).waitFor();
+      const row = page.locator('tr', { hasText: 'memory.created' });
+      await row.getByText('failed', { exact: true }).waitFor();
+      await expect(row.getByText('HTTP 503').count()).resolves.toBe(1);
+      await page.getByRole('button', { name: 'Enable' }).click();
+      await page.getByRole('button', { name: 'Pause' }).waitFor();
+      expect((await api.http.get(`/v1/webhooks/${(hook.body as { id: string }).id}`).set(t.auth)).body).toMatchObject({
+        enabled: true,
+        disabled_reason: null,
+      });
+    } finally {
+      await receiver.close();
+    }
     await page.close();
   });
 

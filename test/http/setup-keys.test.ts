@@ -242,6 +242,12 @@ const SCOPE_TABLE: {
   { method: 'get', path: '/v1/audit', access: 'admin' },
   { method: 'get', path: '/v1/export', access: 'admin' },
   { method: 'post', path: '/v1/import', access: 'admin' },
+  { method: 'post', path: '/v1/webhooks', access: 'admin' },
+  { method: 'get', path: '/v1/webhooks', access: 'admin' },
+  { method: 'get', path: '/v1/webhooks/{id}', access: 'admin' },
+  { method: 'patch', path: '/v1/webhooks/{id}', access: 'admin' },
+  { method: 'delete', path: '/v1/webhooks/{id}', access: 'admin' },
+  { method: 'get', path: '/v1/webhooks/{id}/deliveries', access: 'admin' },
 ];
 
 /** A key with every scope but the one the route needs. */

@@ -37,6 +37,8 @@ interface World {
   bKeyId: string;
   bKeyAuth: Auth;
   setupKeyId: string;
+  /** An endpoint the tenant's unbound admin registered before B's memories were stored. */
+  webhookId: string;
   purgeAnchor: Record<Scope, string>;
   /**
    * Strings no response to A's keys may hold: B's private ids, their events' ids, the words only B's
@@ -80,6 +82,12 @@ async function keyOf(api: TestApi, t: Tenant, body: Record<string, unknown>) {
 async function populate(): Promise<World> {
   const api = await testApi();
   const t = await newTenant(api);
+  // Registered first, so that it holds deliveries of B's events for the walk to look for.
+  const webhook = await api.http
+    .post('/v1/webhooks')
+    .set(t.auth)
+    .send({ url: 'https://example.com/walk', events: ['*'] });
+  if (webhook.status !== 201) throw new Error(`webhook registration failed: ${webhook.status}`);
   const mine = await storeMemory(api, t.auth, { agent_id: 'agent-a', content: 'Deploys happen at noon' });
   const theirs = await storeMemory(api, t.auth, { agent_id: 'agent-b', content: 'The vault code is QX-4711-VAULT' });
   const corrected = await api.http
@@ -129,6 +137,7 @@ async function populate(): Promise<World> {
     bKeyId: bKey.id,
     bKeyAuth: bKey.auth,
     setupKeyId: (await api.http.get('/v1/keys/current').set(t.auth)).body.id as string,
+    webhookId: webhook.body.id as string,
     purgeAnchor,
     secrets: [theirs, theirsNow, gone, ...eventIds, 'QX-4711', 'QX-1234'],
   };
@@ -213,6 +222,9 @@ const auditRecord = (memoryId: string, agentId: string, action: string) => ({
 
 const importing = (c: Call, body: string, query = '') =>
   c.w.api.http.post(`/v1/import${query}`).set(c.auth).set('Content-Type', 'application/x-ndjson').send(body);
+
+const boundRefused = (res: Response) =>
+  res.status === 403 ? undefined : `answered ${res.status}: a key bound to agents reached a webhook route`;
 
 const notCreated = (res: Response) => (res.status < 300 ? `answered ${res.status}: it was accepted` : undefined);
 
@@ -536,6 +548,50 @@ const CASES: Record<string, Case[]> = {
       label: 'DELETE /v1/canon/{id}',
       ids: bPrivate,
       send: (c, id) => c.w.api.http.delete(`/v1/canon/${id}`).set(c.auth),
+    },
+  ],
+  // Webhooks report every agent's events: a bound key may not manage them at all (403), so no
+  // endpoint of the tenant, and no event of B's through one, reaches it.
+  createWebhook: [
+    {
+      label: 'POST /v1/webhooks',
+      send: (c) =>
+        c.w.api.http
+          .post('/v1/webhooks')
+          .set(c.auth)
+          .send({ url: 'https://example.com/b', events: ['*'] }),
+      check: boundRefused,
+    },
+  ],
+  listWebhooks: [
+    { label: 'GET /v1/webhooks', send: (c) => c.w.api.http.get('/v1/webhooks').set(c.auth), check: boundRefused },
+  ],
+  getWebhook: [
+    {
+      label: "GET /v1/webhooks/{the tenant's endpoint}",
+      send: (c) => c.w.api.http.get(`/v1/webhooks/${c.w.webhookId}`).set(c.auth),
+      check: boundRefused,
+    },
+  ],
+  updateWebhook: [
+    {
+      label: "PATCH /v1/webhooks/{the tenant's endpoint}",
+      send: (c) => c.w.api.http.patch(`/v1/webhooks/${c.w.webhookId}`).set(c.auth).send({ enabled: false }),
+      check: boundRefused,
+    },
+  ],
+  deleteWebhook: [
+    {
+      label: "DELETE /v1/webhooks/{the tenant's endpoint}",
+      send: (c) => c.w.api.http.delete(`/v1/webhooks/${c.w.webhookId}`).set(c.auth),
+      check: boundRefused,
+    },
+  ],
+  listWebhookDeliveries: [
+    {
+      label: "GET /v1/webhooks/{the tenant's endpoint}/deliveries",
+      send: (c) => c.w.api.http.get(`/v1/webhooks/${c.w.webhookId}/deliveries`).set(c.auth),
+      check: boundRefused,
     },
   ],
   listAuditEvents: [

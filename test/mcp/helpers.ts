@@ -109,7 +109,9 @@ export function childEnv(extra: Record<string, string>): Record<string, string> 
     const value = process.env[name];
     if (value !== undefined) env[name] = value;
   }
-  return { ...env, EMBEDDER: 'hash', LOG_LEVEL: 'info', ...extra };
+  // A child on the shared test database must not deliver (or fail) other tests' webhooks: the ones
+  // that test delivery turn it on (test/webhooks/serve.ts).
+  return { ...env, EMBEDDER: 'hash', LOG_LEVEL: 'info', WEBHOOK_DISPATCH: 'false', ...extra };
 }
 
 /** Resolves with the exit code once the child has exited. */

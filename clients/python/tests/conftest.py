@@ -65,6 +65,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         EMBEDDER="hash",
         LOG_LEVEL="warn",
         DATA_DIR=str(work / "data"),
+        # The webhook tests' receiver listens on loopback, which is refused otherwise.
+        WEBHOOK_ALLOW_PRIVATE="true",
     )
     database_url = os.environ.get("TEST_DATABASE_URL")
     if database_url:

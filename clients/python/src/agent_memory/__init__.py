@@ -19,6 +19,7 @@ from ._types import (
     ConversationMessage,
     CorrectedMemory,
     CreatedApiKey,
+    CreatedWebhook,
     CurrentKey,
     ExportedMemory,
     ExportRecord,
@@ -45,6 +46,10 @@ from ._types import (
     StoreBatchResponse,
     StoredMemory,
     SubjectExport,
+    Webhook,
+    WebhookDelivery,
+    WebhookDeliveryList,
+    WebhookList,
 )
 
 __version__ = "0.1.0"
@@ -65,6 +70,7 @@ __all__ = [
     "ConversationMessage",
     "CorrectedMemory",
     "CreatedApiKey",
+    "CreatedWebhook",
     "CurrentKey",
     "DEFAULT_BASE_URL",
     "ExportRecord",
@@ -93,4 +99,8 @@ __all__ = [
     "StoreBatchResponse",
     "StoredMemory",
     "SubjectExport",
+    "Webhook",
+    "WebhookDelivery",
+    "WebhookDeliveryList",
+    "WebhookList",
 ]

@@ -21,8 +21,10 @@ from ._types import (
     ConversationMessage,
     CorrectedMemory,
     CreatedApiKey,
+    CreatedWebhook,
     CurrentKey,
     FrontDoor,
+    DeliveryStatus,
     Health,
     IngestResponse,
     Job,
@@ -46,6 +48,10 @@ from ._types import (
     StoreBatchResponse,
     StoredMemory,
     SubjectExport,
+    Webhook,
+    WebhookDeliveryList,
+    WebhookEventKind,
+    WebhookList,
 )
 
 
@@ -493,3 +499,59 @@ class AsyncClient(AsyncBase):
         the memories that pass it)."""
         params = {"filter": filter_param(filter)}
         return await self._call("GET", path("/v1/anchors/{}/export", anchor_id), params=params)
+    # Webhooks (docs/webhooks.md).
+
+    async def create_webhook(
+        self,
+        url: str,
+        events: Sequence[WebhookEventKind],
+        *,
+        description: Optional[str] = None,
+        enabled: Optional[bool] = None,
+    ) -> CreatedWebhook:
+        """``POST /v1/webhooks`` (admin, a key not bound to agents): ``secret`` (``whsec_…``, to
+        verify deliveries' ``webhook-signature``) is in this answer only."""
+        fields = {"url": url, "events": list(events), "description": description, "enabled": enabled}
+        return await self._call("POST", "/v1/webhooks", json=body(fields))
+
+    async def list_webhooks(self) -> WebhookList:
+        """``GET /v1/webhooks`` (admin): never their secrets."""
+        return await self._call("GET", "/v1/webhooks")
+
+    async def get_webhook(self, webhook_id: str) -> Webhook:
+        """``GET /v1/webhooks/{id}`` (admin): ``disabled_reason`` says why the service disabled it."""
+        return await self._call("GET", path("/v1/webhooks/{}", webhook_id))
+
+    async def update_webhook(
+        self,
+        webhook_id: str,
+        *,
+        url: Optional[str] = None,
+        events: Optional[Sequence[WebhookEventKind]] = None,
+        description: Optional[str] = None,
+        enabled: Optional[bool] = None,
+    ) -> Webhook:
+        """``PATCH /v1/webhooks/{id}`` (admin): what is given changes; ``enabled=True`` resumes a
+        disabled endpoint's pending deliveries at once."""
+        fields = {"url": url, "events": as_list(events), "description": description, "enabled": enabled}
+        return await self._call("PATCH", path("/v1/webhooks/{}", webhook_id), json=body(fields))
+
+    async def delete_webhook(self, webhook_id: str) -> None:
+        """``DELETE /v1/webhooks/{id}`` (admin): with its deliveries."""
+        return await self._call("DELETE", path("/v1/webhooks/{}", webhook_id), expect="none")
+
+    async def list_webhook_deliveries(
+        self,
+        webhook_id: str,
+        *,
+        status: Optional[DeliveryStatus] = None,
+        limit: Optional[int] = None,
+        cursor: Optional[str] = None,
+    ) -> WebhookDeliveryList:
+        """``GET /v1/webhooks/{id}/deliveries`` (admin): newest first, never payloads."""
+        params = {"status": status, "limit": limit, "cursor": cursor}
+        return await self._call("GET", path("/v1/webhooks/{}/deliveries", webhook_id), params=params)
+
+    async def export_anchor(self, anchor_id: str) -> SubjectExport:
+        """``GET /v1/anchors/{id}/export``: everything bound to one subject."""
+        return await self._call("GET", path("/v1/anchors/{}/export", anchor_id))

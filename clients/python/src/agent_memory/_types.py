@@ -20,6 +20,7 @@ AuditAction = Literal[
     "merged",
     "corrected",
     "deleted",
+    "updated",
     "expired",
     "session_ended",
     "canon_written",
@@ -28,9 +29,29 @@ AuditAction = Literal[
     "key_created",
     "key_revoked",
     "job_finished",
+    "import_finished",
 ]
 JobKind = Literal["ingest", "import"]
 JobState = Literal["queued", "running", "succeeded", "failed"]
+WebhookEventKind = Literal[
+    "memory.created",
+    "memory.reinforced",
+    "memory.promoted",
+    "memory.merged",
+    "memory.superseded",
+    "memory.corrected",
+    "memory.deleted",
+    "memory.updated",
+    "memory.expired",
+    "subject.purged",
+    "session.ended",
+    "canon.written",
+    "canon.deleted",
+    "import.finished",
+    "job.finished",
+    "*",
+]
+DeliveryStatus = Literal["pending", "delivered", "failed"]
 ImportFormat = Literal["agent-memory", "mem0", "mcp-memory"]
 Metadata = Dict[str, Any]
 # A memory filter (docs/api.md, "Filters"): {"metadata.topic": "billing"},
@@ -371,3 +392,43 @@ class JobList(TypedDict):
 ExportRecord = Dict[str, Any]
 """One line of `GET /v1/export`: a dict whose `type` is header, anchor, session, memory, canon, audit
 or end (docs/portability.md gives each record's fields)."""
+
+
+class Webhook(TypedDict):
+    id: str
+    url: str
+    events: List[str]
+    description: Optional[str]
+    enabled: bool
+    created_at: str
+    updated_at: str
+    disabled_reason: Optional[str]
+    disabled_at: Optional[str]
+    failing_since: Optional[str]
+    last_success_at: Optional[str]
+
+
+class CreatedWebhook(Webhook):
+    secret: str
+
+
+class WebhookList(TypedDict):
+    webhooks: List[Webhook]
+
+
+class WebhookDelivery(TypedDict):
+    event_id: str
+    event_type: str
+    status: DeliveryStatus
+    attempts: int
+    created_at: str
+    next_attempt_at: Optional[str]
+    last_attempt_at: Optional[str]
+    last_status_code: Optional[int]
+    last_error: Optional[str]
+    delivered_at: Optional[str]
+
+
+class WebhookDeliveryList(TypedDict):
+    deliveries: List[WebhookDelivery]
+    next_cursor: Optional[str]

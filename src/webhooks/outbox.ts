@@ -1,0 +1,54 @@
+import { sql } from 'kysely';
+import type { Db } from '../db/connect.js';
+import type { AuditAction, AuditChanges } from '../domain/audit.js';
+import { EVENT_OF_ACTION, type WebhookPayload } from './events.js';
+
+/** The NOTIFY channel that wakes the dispatchers once an outbox row commits. */
+export const WEBHOOKS_CHANNEL = 'agent_memory_webhooks';
+
+export interface OutboxEvent {
+  tenantId: string;
+  /** The audit event's id: the webhook's id, for receivers to deduplicate by. */
+  id: string;
+  at: Date;
+  action: AuditAction;
+  memoryId: string | null;
+  anchorId: string | null;
+  sessionId: string | null;
+  keyId: string | null;
+  agentId: string | null;
+  changes: AuditChanges;
+}
+
+/**
+ * Queues the event for every enabled endpoint of the tenant that asks for its kind, in `trx`, the
+ * transaction of the change it reports: it commits with the change or not at all. One statement
+ * that finds no endpoint (an index probe of the tenant's few) is all a tenant without webhooks pays.
+ */
+export async function enqueueWebhooks(trx: Db, event: OutboxEvent): Promise<void> {
+  const type = EVENT_OF_ACTION[event.action];
+  if (type === undefined) return;
+  const payload: WebhookPayload = {
+    type,
+    timestamp: event.at.toISOString(),
+    data: {
+      event_id: event.id,
+      tenant_id: event.tenantId,
+      memory_id: event.memoryId,
+      anchor_id: event.anchorId,
+      session_id: event.sessionId,
+      agent_id: event.agentId,
+      key_id: event.keyId,
+      changes: event.changes,
+    },
+  };
+  const { rows } = await sql<{ endpoint_id: string }>`
+    INSERT INTO webhook_deliveries (tenant_id, endpoint_id, id, event_type, payload, created_at, next_attempt_at)
+    SELECT e.tenant_id, e.id, ${event.id}, ${type}, ${JSON.stringify(payload)}::jsonb, ${event.at}, ${event.at}
+    FROM webhook_endpoints e
+    WHERE e.tenant_id = ${event.tenantId} AND e.enabled AND e.events && ARRAY[${type}, '*']::text[]
+    RETURNING endpoint_id`.execute(trx);
+  // Heard on commit only, by every process's dispatcher; a statement of its own for Citus, where
+  // the insert runs on a worker whose notifications no process hears.
+  if (rows.length > 0) await sql`SELECT pg_notify(${WEBHOOKS_CHANNEL}, '')`.execute(trx);
+}
