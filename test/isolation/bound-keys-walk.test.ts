@@ -39,6 +39,8 @@ interface World {
   setupKeyId: string;
   /** An endpoint the tenant's unbound admin registered before B's memories were stored. */
   webhookId: string;
+  /** An ingest job of agent B, queued (no runner runs here): a job is its agents'. */
+  jobId: string;
   purgeAnchor: Record<Scope, string>;
   /**
    * Strings no response to A's keys may hold: B's private ids, their events' ids, the words only B's
@@ -113,6 +115,12 @@ async function populate(): Promise<World> {
     session_id: sessionId,
   });
   const canonId = await writeCanon(api, t.auth, 'Always greet politely', 'agent-b');
+  const job = await api.http
+    .post('/v1/agents/agent-b/conversations/ingest?async=true')
+    .set(t.auth)
+    .send({ messages: [{ role: 'user', content: 'I keep my spare key under the mat.' }] });
+  if (job.status !== 202) throw new Error(`the job was not queued: ${job.status}`);
+  const jobId = job.body.id as string;
   const bKey = await keyOf(api, t, { name: 'b', agent_ids: ['agent-b'] });
   const purgeAnchor = {} as Record<Scope, string>;
   const keys = {} as World['keys'];
@@ -138,8 +146,9 @@ async function populate(): Promise<World> {
     bKeyAuth: bKey.auth,
     setupKeyId: (await api.http.get('/v1/keys/current').set(t.auth)).body.id as string,
     webhookId: webhook.body.id as string,
+    jobId,
     purgeAnchor,
-    secrets: [theirs, theirsNow, gone, ...eventIds, 'QX-4711', 'QX-1234'],
+    secrets: [theirs, theirsNow, gone, ...eventIds, jobId, 'QX-4711', 'QX-1234'],
   };
 }
 
@@ -561,6 +570,15 @@ const CASES: Record<string, Case[]> = {
           .set(c.auth)
           .send({ url: 'https://example.com/b', events: ['*'] }),
       check: boundRefused,
+    },
+  ],
+  listJobs: [
+    { label: "GET /v1/jobs (B's job among the tenant's)", send: (c) => c.w.api.http.get('/v1/jobs').set(c.auth) },
+  ],
+  getJob: [
+    {
+      label: "GET /v1/jobs/{B's job}",
+      send: (c) => c.w.api.http.get(`/v1/jobs/${c.w.jobId}`).set(c.auth),
     },
   ],
   listWebhooks: [
