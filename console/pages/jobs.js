@@ -3,7 +3,7 @@ import { html, Loading, Pager, short, Time, useLoad, usePaging } from '../ui.js'
 import { useEffect, useState } from '../lib.js';
 
 const STATES = ['queued', 'running', 'succeeded', 'failed'];
-const KINDS = ['ingest', 'import'];
+const KINDS = ['ingest', 'import', 'batch'];
 /** While a job shown is queued or running, the page asks again this often. */
 const REFRESH_MS = 2000;
 
@@ -12,6 +12,7 @@ function Progress({ job }) {
   const p = job.progress ?? {};
   if (job.kind === 'ingest' && p.messages !== undefined)
     return html`${p.messages_done ?? 0} of ${p.messages} messages · ${p.memories ?? 0} memories`;
+  if (job.kind === 'batch' && p.items !== undefined) return html`${p.items_done ?? 0} of ${p.items} items`;
   if (job.kind === 'import' && p.bytes !== undefined) {
     const share = p.bytes > 0 ? Math.floor(((p.bytes_read ?? 0) / p.bytes) * 100) : 100;
     return html`${share}% of ${p.bytes.toLocaleString()} bytes`;
@@ -25,6 +26,10 @@ function Outcome({ job }) {
   if (job.state !== 'succeeded' || !job.result) return null;
   const r = job.result;
   if (job.kind === 'ingest') return html`${r.memories.length} stored · ${r.skipped_messages} skipped`;
+  if (job.kind === 'batch') {
+    const failed = r.results.filter((x) => x.problem).length;
+    return html`${r.results.length - failed} stored · ${failed} refused`;
+  }
   return html`${r.lines} lines · ${r.imported.memories} memories · ${r.existing} existing`;
 }
 

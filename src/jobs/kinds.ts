@@ -1,3 +1,4 @@
+import { batchJob } from './batch-job.js';
 import { importJob } from './import-job.js';
 import { ingestJob } from './ingest-job.js';
 import type { JobKind, JobKindName } from './kind.js';
@@ -11,6 +12,7 @@ import type { JobKind, JobKindName } from './kind.js';
 export const JOB_KINDS: Record<JobKindName, JobKind<any, any>> = {
   ingest: ingestJob,
   import: importJob,
+  batch: batchJob,
 };
 
 // The runner handles every kind alike: the kinds' own types end at their inputs and results.

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { JOB_KIND_NAMES, JOB_STATES } from '../jobs/kind.js';
 import { booleanFlag, cursor, limit } from './fields.js';
-import { ImportResultObject, IngestResponse, ProblemObject } from './objects.js';
+import { ImportResultObject, IngestResponse, ProblemObject, StoreBatchResponse } from './objects.js';
 
 const time = z.string().describe('ISO-8601, UTC');
 
@@ -16,10 +16,10 @@ export const JobObject = z.object({
   progress: z
     .record(z.string(), z.number().int())
     .describe(
-      'Counts so far: ingest {messages, messages_done, memories}, import {bytes, bytes_read}; the final ones once finished',
+      'Counts so far: ingest {messages, messages_done, memories}, import {bytes, bytes_read}, batch {items, items_done}; the final ones once finished',
     ),
   result: z
-    .union([IngestResponse, ImportResultObject])
+    .union([IngestResponse, ImportResultObject, StoreBatchResponse])
     .nullable()
     .describe('Once succeeded: the body the synchronous call answers'),
   error: ProblemObject.nullable().describe('Once failed: why, as the synchronous call would have answered'),

@@ -132,6 +132,27 @@ describe(`jobs on ${engine}`, () => {
     expect(rows).toEqual([]);
   });
 
+  it('an async batch succeeds with the per-item results of the synchronous batch', async () => {
+    const [t1, t2] = [await newTenant(api), await newTenant(api)];
+    const body = {
+      items: [
+        { agent_id: 'agent-a', content: 'Prefers tea over coffee', anchor_external_id: 'cust-1' },
+        { agent_id: 'agent-a', content: 'prefers TEA over coffee', anchor_external_id: 'cust-1' },
+        { agent_id: 'agent-a', content: ' ' },
+      ],
+    };
+    const res = await api.http.post('/v1/memories/batch?async=true').set(t1.auth).send(body);
+    expect(res.status).toBe(202);
+    expect(res.body).toMatchObject({ kind: 'batch', agent_ids: ['agent-a'] });
+    const done = await finished(t1.auth, (res.body as Json).id as string);
+    const sync = await api.http.post('/v1/memories/batch').set(t2.auth).send(body);
+    expect(sync.status).toBe(200);
+    expect(done.state).toBe('succeeded');
+    expect(shape(done.result)).toEqual(shape(sync.body));
+    expect(done.progress).toEqual({ items: 3, items_done: 3 });
+    expect(await memoryCount(t1.tenantId)).toBe(await memoryCount(t2.tenantId));
+  });
+
   it('a failed job carries the problem the synchronous call answers', async () => {
     const t = await newTenant(api);
     const body = { messages: MESSAGES, session_id: randomUUID() };

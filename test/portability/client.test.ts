@@ -40,7 +40,7 @@ describe(`agent-memory/client against a live server on ${engine}`, () => {
 
   it('stores a batch with typed items and per-item results', async () => {
     const client = await tenantClient();
-    const { results } = await ok(
+    const answer = await ok(
       client.POST('/v1/memories/batch', {
         body: {
           items: [
@@ -51,6 +51,9 @@ describe(`agent-memory/client against a live server on ${engine}`, () => {
         },
       }),
     );
+    // The synchronous answer (a 202 would be the job of ?async=true).
+    if (!('results' in answer)) throw new Error('expected the 200 answer');
+    const { results } = answer;
     expectTypeOf(results[0]!.outcome).toEqualTypeOf<'created' | 'reinforced' | 'promoted' | undefined>();
     expect(StoreBatchResponse.strict().parse({ results })).toEqual({ results });
     expect(results.map((r) => r.outcome ?? r.problem?.code)).toEqual(['created', 'reinforced', 'invalid_request']);

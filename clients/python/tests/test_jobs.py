@@ -21,7 +21,7 @@ MESSAGES = [
 def without_ids(body: object) -> object:
     """Two tenants' results differ in ids and times only."""
     text = json.dumps(body, sort_keys=True)
-    for key in ("id", "anchor_id", "session_id", "created_at", "updated_at", "last_reinforced_at"):
+    for key in ("id", "anchor_id", "session_id", "created_at", "updated_at", "last_reinforced_at", "occurred_at"):
         text = re.sub(rf'"{key}": "[^"]*"', f'"{key}": "-"', text)
     return json.loads(text)
 
@@ -60,6 +60,20 @@ def test_an_async_import_and_a_failed_job(admin: Client) -> None:
     assert failed["state"] == "failed" and failed["result"] is None
     assert failed["error"] is not None and failed["error"]["code"] == "invalid_request"
     assert [j["id"] for j in admin.list_jobs(state="failed")["jobs"]] == [bad["id"]]
+
+
+def test_an_async_batch_succeeds_with_the_per_item_results(admin: Client) -> None:
+    agent = unique("agent")
+    items = [
+        {"agent_id": agent, "content": "Prefers tea over coffee"},
+        {"agent_id": agent, "content": " "},
+    ]
+    queued = admin.store_memories_async(items)
+    assert queued["kind"] == "batch" and queued["agent_ids"] == [agent]
+    done = admin.wait_for_job(queued["id"], timeout=60)
+    assert done["state"] == "succeeded"
+    results = done["result"]["results"]
+    assert results[0]["outcome"] == "created" and results[1]["problem"]["code"] == "invalid_request"
 
 
 def test_jobs_awaited(server: Server, tenant: Tenant) -> None:

@@ -1,11 +1,10 @@
 import { z } from 'zod';
 import { correctMemory } from '../../domain/correct.js';
-import { changeLife, type LifeInput } from '../../domain/life.js';
+import { changeLife } from '../../domain/life.js';
 import type { Actor, Core } from '../../domain/core.js';
 import { deleteMemory, getMemory, getMemoryHistory } from '../../domain/memories.js';
-import { BATCH_MAX_ITEMS, type BatchItem } from '../../domain/batch.js';
-import { measuredBatch, measuredRecall, measuredStore } from '../../domain/measured.js';
-import { AppError, toProblem } from '../../errors.js';
+import { BATCH_MAX_ITEMS } from '../../domain/batch.js';
+import { measuredRecall, measuredStore } from '../../domain/measured.js';
 import { storedMemory } from '../../domain/store.js';
 import { checkedFilter } from '../../filter/language.js';
 import {
@@ -28,18 +27,18 @@ import {
   StoredMemoryObject,
 } from '../../schemas/objects.js';
 import { route } from '../route.js';
-import { parseInput } from '../validate.js';
+import { actAs } from '../../domain/agent-binding.js';
+import type { BatchJobInput } from '../../jobs/batch-job.js';
+import { submitJob } from '../../jobs/jobs.js';
+import { AsyncQuery } from '../../schemas/jobs.js';
+import { lifeOf, storeBatchItems } from '../batch-items.js';
+import { accepted, JOB_ACCEPTED } from './jobs.js';
 
-/** A body's expiry and pin (src/domain/life.ts). */
-const lifeOf = (body: {
-  expires_at?: string | null | undefined;
-  ttl_seconds?: number | undefined;
-  pinned?: boolean | undefined;
-}): LifeInput => ({
-  expiresAt: body.expires_at === undefined ? undefined : body.expires_at === null ? null : new Date(body.expires_at),
-  ttlSeconds: body.ttl_seconds,
-  pinned: body.pinned,
-});
+/** An item's agent, when it names one as a string (a bad item fails alone when the job runs). */
+const agentOfItem = (item: unknown): string | undefined =>
+  typeof item === 'object' && item !== null && typeof (item as { agent_id?: unknown }).agent_id === 'string'
+    ? (item as { agent_id: string }).agent_id
+    : undefined;
 
 const RECALL_RESPONSES = {
   200: { description: 'Ranked by score, highest first', schema: RecallResponse },
@@ -103,9 +102,10 @@ export const memoryRoutes = [
     method: 'post',
     path: '/v1/memories/batch',
     operationId: 'storeMemories',
-    summary: `Store up to ${BATCH_MAX_ITEMS} memories at once: one result per item, in order (docs/api.md §4)`,
+    summary: `Store up to ${BATCH_MAX_ITEMS} memories at once: one result per item, in order (docs/api.md §4); with ?async=true, as a job`,
     tag: 'memories',
     access: 'write',
+    query: z.strictObject(AsyncQuery),
     body: StoreBatchBody,
     // Every item's content at the limit (UTF-8 takes at most 3 bytes a character), and the rest.
     bodyLimitBytes: (config) => BATCH_MAX_ITEMS * 3 * config.contentLimitChars + config.bodyLimitBytes,
@@ -114,41 +114,28 @@ export const memoryRoutes = [
         description: "Each item's outcome and memory, or its problem; the items that failed stored nothing",
         schema: StoreBatchResponse,
       },
-      403: { description: 'insufficient_scope: the key lacks the write scope', schema: ProblemObject },
+      202: JOB_ACCEPTED,
+      403: {
+        description: 'insufficient_scope, or with ?async=true an item of an agent the key may not act as',
+        schema: ProblemObject,
+      },
       413: { description: 'The body is over the limit of docs/api.md §4', schema: ProblemObject },
       503: EMBEDDING_UNAVAILABLE,
     },
-    handle: async ({ core, actor, body }) => {
-      // The body passed whatever its items hold (StoreBatchBody): each is checked here, on its own.
-      const checked = body.items.map((raw): BatchItem | AppError => {
-        try {
-          const item = parseInput(StoreMemoryBody, raw, 'body');
-          return {
-            agentId: item.agent_id,
-            content: item.content,
-            anchor: { anchorId: item.anchor_id, anchorExternalId: item.anchor_external_id },
-            sessionId: item.session_id,
-            metadata: item.metadata,
-            occurredAt: item.occurred_at === undefined ? undefined : new Date(item.occurred_at),
-            life: lifeOf(item),
-          };
-        } catch (error) {
-          if (error instanceof AppError) return error;
-          throw error;
-        }
-      });
-      const stored = await measuredBatch(
-        core,
-        actor,
-        checked.filter((c): c is BatchItem => !(c instanceof AppError)),
-      );
-      let next = 0;
-      const results = checked.map((c) => {
-        const r = c instanceof AppError ? { ok: false as const, error: c } : stored[next++];
-        if (!r) throw new Error('the batch answered fewer results than items');
-        return r.ok ? { outcome: r.result.outcome, memory: storedMemory(r.result) } : { problem: toProblem(r.error) };
-      });
-      return { status: 200, body: { results } };
+    handle: async ({ core, actor, query, body, res }) => {
+      if (query.async === true) {
+        // Refused now rather than as a failed job: the key may not act as some item's agent at all.
+        const agentIds = [...new Set(body.items.map(agentOfItem).filter((a): a is string => a !== undefined))];
+        for (const agentId of agentIds) actAs(actor, agentId);
+        const job = await submitJob<BatchJobInput>(core, actor, {
+          kind: 'batch',
+          input: { items: body.items },
+          agentIds,
+        });
+        return accepted(res, job);
+      }
+      // The body passed whatever its items hold (StoreBatchBody): each is checked on its own.
+      return { status: 200, body: await storeBatchItems(core, actor, body.items) };
     },
   }),
   route({

@@ -164,6 +164,16 @@ class AsyncClient(AsyncBase):
         item's refusal fails that item only, and raises nothing."""
         return await self._call("POST", "/v1/memories/batch", json={"items": [body(dict(item)) for item in items]})
 
+    async def store_memories_async(self, items: Sequence[MemoryItem]) -> Job:
+        """``POST /v1/memories/batch?async=true``: the batch as a job, queued (follow it with
+        :meth:`get_job` or ``wait_for_job``); its result is what :meth:`store_memories` answers."""
+        return await self._call(
+            "POST",
+            "/v1/memories/batch",
+            params={"async": True},
+            json={"items": [body(dict(item)) for item in items]},
+        )
+
     async def recall_memories(
         self,
         agent_id: str,
@@ -499,6 +509,7 @@ class AsyncClient(AsyncBase):
         the memories that pass it)."""
         params = {"filter": filter_param(filter)}
         return await self._call("GET", path("/v1/anchors/{}/export", anchor_id), params=params)
+
     # Webhooks (docs/webhooks.md).
 
     async def create_webhook(
@@ -552,6 +563,3 @@ class AsyncClient(AsyncBase):
         params = {"status": status, "limit": limit, "cursor": cursor}
         return await self._call("GET", path("/v1/webhooks/{}/deliveries", webhook_id), params=params)
 
-    async def export_anchor(self, anchor_id: str) -> SubjectExport:
-        """``GET /v1/anchors/{id}/export``: everything bound to one subject."""
-        return await self._call("GET", path("/v1/anchors/{}/export", anchor_id))

@@ -166,6 +166,16 @@ class Client(SyncBase):
         item's refusal fails that item only, and raises nothing."""
         return self._call("POST", "/v1/memories/batch", json={"items": [body(dict(item)) for item in items]})
 
+    def store_memories_async(self, items: Sequence[MemoryItem]) -> Job:
+        """``POST /v1/memories/batch?async=true``: the batch as a job, queued (follow it with
+        :meth:`get_job` or ``wait_for_job``); its result is what :meth:`store_memories` answers."""
+        return self._call(
+            "POST",
+            "/v1/memories/batch",
+            params={"async": True},
+            json={"items": [body(dict(item)) for item in items]},
+        )
+
     def recall_memories(
         self,
         agent_id: str,
@@ -501,6 +511,7 @@ class Client(SyncBase):
         the memories that pass it)."""
         params = {"filter": filter_param(filter)}
         return self._call("GET", path("/v1/anchors/{}/export", anchor_id), params=params)
+
     # Webhooks (docs/webhooks.md).
 
     def create_webhook(
@@ -554,6 +565,3 @@ class Client(SyncBase):
         params = {"status": status, "limit": limit, "cursor": cursor}
         return self._call("GET", path("/v1/webhooks/{}/deliveries", webhook_id), params=params)
 
-    def export_anchor(self, anchor_id: str) -> SubjectExport:
-        """``GET /v1/anchors/{id}/export``: everything bound to one subject."""
-        return self._call("GET", path("/v1/anchors/{}/export", anchor_id))

@@ -31,7 +31,7 @@ AuditAction = Literal[
     "job_finished",
     "import_finished",
 ]
-JobKind = Literal["ingest", "import"]
+JobKind = Literal["ingest", "import", "batch"]
 JobState = Literal["queued", "running", "succeeded", "failed"]
 WebhookEventKind = Literal[
     "memory.created",
