@@ -8,7 +8,7 @@ import { startCore } from '../../src/start-core.js';
 import { engine, newTenant, SETUP_TOKEN, testApi, testConfig } from '../helpers/harness.js';
 import { expectProblem } from './problem.js';
 
-const OPS_PATHS = ['/healthz', '/readyz', '/metrics', '/v1/openapi.json', '/docs'];
+const OPS_PATHS = ['/', '/healthz', '/readyz', '/metrics', '/v1/openapi.json', '/docs'];
 
 describe(`operations on ${engine}`, () => {
   it('answers /healthz and /readyz with 200 and no key', async () => {
