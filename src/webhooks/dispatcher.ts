@@ -259,7 +259,9 @@ export class WebhookDispatcher {
       if (delay !== undefined || !failing?.enabled || !failing.failing_since) return;
       // The delivery has spent its schedule, and the endpoint has not answered one delivery well
       // for at least as long: it is down, not choosy about one event. Disabled, and it says why.
-      const span = this.settings.retryScheduleMs.reduce((a, b) => a + b, 0);
+      // The schedule's length as its jittered waits may have made it: at their shortest, so that an
+      // endpoint whose every wait came out short is still judged by the delivery that spent them.
+      const span = this.settings.retryScheduleMs.reduce((a, b) => a + b, 0) * (1 - JITTER);
       const since = new Date(failing.failing_since);
       if (now.getTime() - since.getTime() < span) return;
       await endpoint(trx.updateTable('webhook_endpoints'))
