@@ -242,24 +242,16 @@ describe(`recall's cost on ${engine}`, () => {
     }
   });
 
-  // Retried: the filtered HNSW walk stops at hnsw.max_scan_tuples, which pgvector applies
-  // approximately, and on a test database shared with other files the graph holds their entries
-  // too; one run in about five read a little over the bound on Postgres. A shortcut to remove once
-  // large scopes are bounded by tenant (the scale issue), not a tolerance of the bound itself.
-  it(
-    `reads at most ${ROW_BOUND} memories in each statement with a filter, selective or broad`,
-    { retry: 2 },
-    async () => {
-      for (const [label, filter] of [
-        ['selective', SELECTIVE_TREE],
-        ['broad', BROAD_TREE],
-      ] as const) {
-        const reads = (await rowsPerStatement('billing address for the hotel booking', filter)).map((s) => s.rows);
-        console.log(`bounded: ${label} filter: memories rows read per statement ${JSON.stringify(reads)}`);
-        for (const rows of reads) expect({ label, rows, bounded: rows <= ROW_BOUND }).toMatchObject({ bounded: true });
-      }
-    },
-  );
+  it(`reads at most ${ROW_BOUND} memories in each statement with a filter, selective or broad`, async () => {
+    for (const [label, filter] of [
+      ['selective', SELECTIVE_TREE],
+      ['broad', BROAD_TREE],
+    ] as const) {
+      const reads = (await rowsPerStatement('billing address for the hotel booking', filter)).map((s) => s.rows);
+      console.log(`bounded: ${label} filter: memories rows read per statement ${JSON.stringify(reads)}`);
+      for (const rows of reads) expect({ label, rows, bounded: rows <= ROW_BOUND }).toMatchObject({ bounded: true });
+    }
+  });
 
   it(`recalls the ${NEEDLES} of the ${MEMORIES} memories a filter lets through, whatever the query`, async () => {
     for (const query of ['billing address for the hotel booking', 'zeppelin invoice kitchen']) {

@@ -92,9 +92,10 @@ export function boundedExactNearestQuery(q: NearestInput, exactScanMax: number) 
 /**
  * Index entries a filtered HNSW walk visits at most (hnsw.max_scan_tuples): enough to fill the top
  * k for a filter that lets through a few percent of the part, few enough to keep the walk's cost
- * bounded when it lets through almost nothing.
+ * bounded when it lets through almost nothing. pgvector applies it loosely: on a graph that also
+ * holds other tenants' entries, 2,000 read up to 7,387 memory rows, 500 about 1,450.
  */
-export const FILTERED_SCAN_TUPLES = 2000;
+export const FILTERED_SCAN_TUPLES = 500;
 
 /**
  * The vector side of a part too large for an exact scan, under a caller's filter. A filtered HNSW
