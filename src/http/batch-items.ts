@@ -20,6 +20,17 @@ export const lifeOf = (body: {
   pinned: body.pinned,
 });
 
+/** A store's body (POST /v1/memories, or one item of a batch) as the domain takes it. */
+export const storeInputOf = (item: z.output<typeof StoreMemoryBody>): BatchItem => ({
+  agentId: item.agent_id,
+  content: item.content,
+  anchor: { anchorId: item.anchor_id, anchorExternalId: item.anchor_external_id },
+  sessionId: item.session_id,
+  metadata: item.metadata,
+  occurredAt: item.occurred_at === undefined ? undefined : new Date(item.occurred_at),
+  life: lifeOf(item),
+});
+
 /**
  * A batch's items stored, answered as `POST /v1/memories/batch` answers: each item is checked on its
  * own (a bad one fails alone), the rest stored by storeBatch. The route and the batch job call it,
@@ -32,16 +43,7 @@ export async function storeBatchItems(
 ): Promise<z.input<typeof StoreBatchResponse>> {
   const checked = items.map((raw): BatchItem | AppError => {
     try {
-      const item = parseInput(StoreMemoryBody, raw, 'body');
-      return {
-        agentId: item.agent_id,
-        content: item.content,
-        anchor: { anchorId: item.anchor_id, anchorExternalId: item.anchor_external_id },
-        sessionId: item.session_id,
-        metadata: item.metadata,
-        occurredAt: item.occurred_at === undefined ? undefined : new Date(item.occurred_at),
-        life: lifeOf(item),
-      };
+      return storeInputOf(parseInput(StoreMemoryBody, raw, 'body'));
     } catch (error) {
       if (error instanceof AppError) return error;
       throw error;

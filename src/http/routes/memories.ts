@@ -31,7 +31,7 @@ import { actAs } from '../../domain/agent-binding.js';
 import type { BatchJobInput } from '../../jobs/batch-job.js';
 import { submitJob } from '../../jobs/jobs.js';
 import { AsyncQuery } from '../../schemas/jobs.js';
-import { lifeOf, storeBatchItems } from '../batch-items.js';
+import { lifeOf, storeBatchItems, storeInputOf } from '../batch-items.js';
 import { accepted, JOB_ACCEPTED } from './jobs.js';
 
 /** An item's agent, when it names one as a string (a bad item fails alone when the job runs). */
@@ -86,15 +86,7 @@ export const memoryRoutes = [
       503: EMBEDDING_UNAVAILABLE,
     },
     handle: async ({ core, actor, body }) => {
-      const result = await measuredStore(core, actor, {
-        agentId: body.agent_id,
-        content: body.content,
-        anchor: { anchorId: body.anchor_id, anchorExternalId: body.anchor_external_id },
-        sessionId: body.session_id,
-        metadata: body.metadata,
-        occurredAt: body.occurred_at === undefined ? undefined : new Date(body.occurred_at),
-        life: lifeOf(body),
-      });
+      const result = await measuredStore(core, actor, storeInputOf(body));
       return { status: result.outcome === 'created' ? 201 : 200, body: storedMemory(result) };
     },
   }),
