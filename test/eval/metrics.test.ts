@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { mean, ndcgAt, percentile, reciprocalRank, recallAt, scoreQuestion } from '../../tools/eval/metrics.js';
+import {
+  mean,
+  ndcgAt,
+  percentile,
+  reciprocalRank,
+  recallAt,
+  scoreQuestion,
+  sessionOfTurn,
+  sessionRecallAt,
+} from '../../tools/eval/metrics.js';
 
 /** The figures docs/benchmarks.md reports come from these: each is checked by hand on a small ranking. */
 describe('retrieval metrics of the LoCoMo evaluation', () => {
@@ -29,6 +38,17 @@ describe('retrieval metrics of the LoCoMo evaluation', () => {
     expect(ndcgAt(ranked, evidence, 0, 10)).toBe(0);
   });
 
+  it('session-level recall@k takes sessions in the order their first turn is ranked', () => {
+    expect(sessionOfTurn('conv-1/D12:3')).toBe('conv-1/D12');
+    // Sessions in ranking order: D1 (ranks 1–3, D2 first seen at rank 2), D2, D3; evidence sessions D2, D3, D9.
+    expect(sessionRecallAt(ranked, evidence, 1)).toBe(0);
+    expect(sessionRecallAt(ranked, evidence, 2)).toBeCloseTo(1 / 3, 12);
+    expect(sessionRecallAt(ranked, evidence, 3)).toBeCloseTo(2 / 3, 12);
+    // Two evidence turns of one session count once; a ranking reaching fewer than k sessions is scored on those.
+    expect(sessionRecallAt([['D4:1'], ['D4:2']], new Set(['D4:1', 'D4:9']), 10)).toBe(1);
+    expect(sessionRecallAt(ranked, new Set(), 10)).toBe(0);
+  });
+
   it('scores a question on every metric at once', () => {
     expect(scoreQuestion(ranked, evidence, 3)).toEqual({
       'recall@5': recallAt(ranked, evidence, 5),
@@ -36,6 +56,8 @@ describe('retrieval metrics of the LoCoMo evaluation', () => {
       'recall@20': recallAt(ranked, evidence, 20),
       mrr: 0.5,
       'ndcg@10': ndcgAt(ranked, evidence, 3, 10),
+      'session_recall@5': sessionRecallAt(ranked, evidence, 5),
+      'session_recall@10': sessionRecallAt(ranked, evidence, 10),
     });
   });
 

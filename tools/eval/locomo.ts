@@ -12,6 +12,10 @@
  * the study of misses. --ablations recalls every question again with each part of the ranking
  * switched off (its FUSION constant set to 0) and prints recall@10 for each. --set changes a FUSION
  * constant for the whole run (a number; repeatable), to see how much a figure depends on it.
+ * --loo NAME=V1,V2,… (repeatable; the grid is every combination) scores the constants honestly:
+ * for each conversation, the combination with the best recall@10 on the other conversations is
+ * chosen and scored on that one; the figure is recall@10 over every question, each scored with
+ * constants chosen without its conversation (leave one conversation out).
  */
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -29,7 +33,9 @@ import { FUSION, type Fusion } from '../../src/retrieval/fusion.js';
 import { mean, METRICS, percentile, scoreQuestion, type QuestionScores } from './metrics.js';
 
 const USAGE =
-  'usage: npm run eval:locomo -- --data FILE --qrels FILE [--json] [--dump FILE] [--ablations] [--set NAME=VALUE]…';
+  'usage: npm run eval:locomo -- --data FILE --qrels FILE [--json] [--dump FILE] [--ablations] [--set NAME=VALUE]… [--loo NAME=V1,V2,…]…';
+/** Combinations of --loo values at most: each costs one recall of every question. */
+const MAX_GRID = 64;
 const AGENT = 'locomo-eval';
 const K = 20;
 const CATEGORY_NAMES: Record<number, string> = { 1: 'multi-hop', 2: 'temporal', 3: 'open-domain', 4: 'single-hop' };
@@ -123,6 +129,7 @@ const { values } = parseArgs({
     dump: { type: 'string' },
     ablations: { type: 'boolean', default: false },
     set: { type: 'string', multiple: true, default: [] },
+    loo: { type: 'string', multiple: true, default: [] },
     help: { type: 'boolean', default: false },
   },
 });
@@ -137,6 +144,18 @@ for (const assignment of values.set) {
   if (!isConstant(name) || value.trim() === '' || !Number.isFinite(n)) fail(`--set ${assignment}: not NAME=NUMBER`);
   FUSION[name] = n;
 }
+
+/** The --loo grid: every combination of the values given for each constant. */
+let grid: Partial<Record<NumericConstant, number>>[] = [{}];
+for (const assignment of values.loo) {
+  const [name = '', list = ''] = assignment.split('=');
+  const options = list.split(',').map((v) => (v.trim() === '' ? NaN : Number(v)));
+  if (!isConstant(name) || options.length === 0 || !options.every(Number.isFinite)) {
+    fail(`--loo ${assignment}: not NAME=NUMBER,NUMBER,…`);
+  }
+  grid = grid.flatMap((combo) => options.map((v) => ({ ...combo, [name]: v })));
+}
+if (grid.length > MAX_GRID) fail(`--loo: ${grid.length} combinations, at most ${MAX_GRID}`);
 
 const samples = z.array(Sample).parse(readJson(values.data));
 const qrels = fs
@@ -201,6 +220,7 @@ try {
   storing.end();
 
   interface Recalled {
+    sample: string;
     category: number;
     scores: QuestionScores;
     dump: unknown;
@@ -236,7 +256,7 @@ try {
           score_details: r.score_details,
         })),
       };
-      recalled.push({ category: q.category, scores, dump });
+      recalled.push({ sample: q.sample_id, category: q.category, scores, dump });
       recalling.update(i + 1, questions.length);
     }
     recalling.end();
@@ -322,6 +342,43 @@ try {
       }
     }
   }
+  let leaveOneOut: { 'recall@10': number; folds: unknown[] } | undefined;
+  if (values.loo.length > 0) {
+    const runs: { combo: Partial<Record<NumericConstant, number>>; rows: Recalled[] }[] = [];
+    for (const [i, combo] of grid.entries()) {
+      const saved = { ...FUSION };
+      Object.assign(FUSION, combo);
+      try {
+        runs.push({ combo, rows: await recallAll(`loo ${i + 1}`.padEnd(6), []) });
+      } finally {
+        Object.assign(FUSION, saved);
+      }
+    }
+    const recall10 = (rows: readonly Recalled[]) => mean(rows.map((r) => r.scores['recall@10']));
+    const heldOut: Recalled[] = [];
+    const folds = conversations.map(({ id }) => {
+      // The first best combination on the other conversations (ties keep the grid's order).
+      let best = runs[0];
+      let bestScore = -1;
+      for (const run of runs) {
+        const score = recall10(run.rows.filter((r) => r.sample !== id));
+        if (score > bestScore) [best, bestScore] = [run, score];
+      }
+      const held = best?.rows.filter((r) => r.sample === id) ?? [];
+      heldOut.push(...held);
+      return { held_out: id, chosen: best?.combo ?? {}, train_recall10: bestScore, held_out_recall10: recall10(held) };
+    });
+    leaveOneOut = { 'recall@10': recall10(heldOut), folds };
+    out.push('');
+    out.push(
+      `leave one conversation out: recall@10 ${f3(leaveOneOut['recall@10'])} over ${heldOut.length} questions (${grid.length} combinations; at the defaults ${f3(overall['recall@10'])})`,
+    );
+    for (const fold of folds) {
+      out.push(
+        `  ${fold.held_out.padEnd(10)} chosen ${JSON.stringify(fold.chosen)} on the others (${f3(fold.train_recall10)}), held out ${f3(fold.held_out_recall10)}`,
+      );
+    }
+  }
   process.stdout.write(`${out.join('\n')}\n`);
   if (values.json) {
     const round = (n: number) => Math.round(n * 10000) / 10000;
@@ -340,6 +397,7 @@ try {
       engine: running.engine,
       embedder: core.embedder.id,
       ...(values.ablations ? { ablations } : {}),
+      ...(leaveOneOut ? { leave_one_out: leaveOneOut } : {}),
     };
     process.stdout.write(`${JSON.stringify(summary)}\n`);
   }

@@ -10,9 +10,19 @@ export interface QuestionScores {
   'recall@20': number;
   mrr: number;
   'ndcg@10': number;
+  'session_recall@5': number;
+  'session_recall@10': number;
 }
 
-export const METRICS = ['recall@5', 'recall@10', 'recall@20', 'mrr', 'ndcg@10'] as const;
+export const METRICS = [
+  'recall@5',
+  'recall@10',
+  'recall@20',
+  'mrr',
+  'ndcg@10',
+  'session_recall@5',
+  'session_recall@10',
+] as const;
 
 /** recall@k: the share of the evidence turns held by the first k memories. */
 export function recallAt(ranked: readonly (readonly string[])[], evidence: ReadonlySet<string>, k: number): number {
@@ -60,7 +70,38 @@ export function scoreQuestion(
     'recall@20': recallAt(ranked, evidence, 20),
     mrr: reciprocalRank(ranked, evidence),
     'ndcg@10': ndcgAt(ranked, evidence, relevantMemories, 10),
+    'session_recall@5': sessionRecallAt(ranked, evidence, 5),
+    'session_recall@10': sessionRecallAt(ranked, evidence, 10),
   };
+}
+
+/** The session a LoCoMo turn id belongs to: "D12:3" → "D12". */
+export function sessionOfTurn(turn: string): string {
+  const colon = turn.lastIndexOf(':');
+  return colon === -1 ? turn : turn.slice(0, colon);
+}
+
+/**
+ * Session-level recall@k, the figure peers publish: the sessions are taken in the order their
+ * first turn appears in the ranking, and a question's score is the share of its evidence sessions
+ * among the first k of them. Only the ranked memories count, so a ranking that reaches fewer than
+ * k sessions is scored on those it reaches (the figure never credits a session the ranking missed).
+ */
+export function sessionRecallAt(
+  ranked: readonly (readonly string[])[],
+  evidence: ReadonlySet<string>,
+  k: number,
+): number {
+  const wanted = new Set([...evidence].map(sessionOfTurn));
+  if (wanted.size === 0) return 0;
+  const sessions: string[] = [];
+  for (const turns of ranked) {
+    for (const t of turns) {
+      const s = sessionOfTurn(t);
+      if (!sessions.includes(s)) sessions.push(s);
+    }
+  }
+  return sessions.slice(0, k).filter((s) => wanted.has(s)).length / wanted.size;
 }
 
 export function mean(values: readonly number[]): number {
