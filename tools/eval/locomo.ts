@@ -291,7 +291,7 @@ try {
 
   const f3 = (n: number) => n.toFixed(3);
   const line = (label: string, n: number, s: QuestionScores) =>
-    `| ${label.padEnd(16)} | ${String(n).padStart(9)} | ${METRICS.map((m) => f3(s[m]).padStart(9)).join(' | ')} |`;
+    `| ${label.padEnd(16)} | ${String(n).padStart(9)} | ${METRICS.map((m) => f3(s[m]).padStart(Math.max(9, m.length))).join(' | ')} |`;
   const out: string[] = [];
   out.push(
     `LoCoMo recall: ${conversations.length} conversations, ${totalTurns} turns, ${questions.length} questions (categories 1–4)`,
@@ -299,7 +299,9 @@ try {
   out.push(`engine ${running.engine}, embedder ${core.embedder.id}, recall limit ${K}`);
   out.push('');
   out.push(`| ${'category'.padEnd(16)} | questions | ${METRICS.map((m) => m.padStart(9)).join(' | ')} |`);
-  out.push(`|${'-'.repeat(18)}|${'-'.repeat(10)}:|${METRICS.map(() => `${'-'.repeat(10)}:`).join('|')}|`);
+  out.push(
+    `|${'-'.repeat(18)}|${'-'.repeat(10)}:|${METRICS.map((m) => `${'-'.repeat(Math.max(9, m.length) + 1)}:`).join('|')}|`,
+  );
   for (const c of categories) {
     const p = perCategory[String(c)];
     if (p) out.push(line(`${c} ${p.name}`, p.questions, p));
