@@ -2,7 +2,7 @@ import { createReadStream, createWriteStream, statSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import type { Config } from '../config.js';
-import { SCOPES, type Actor, type Core } from '../domain/core.js';
+import { type Actor, type Core } from '../domain/core.js';
 import { ensureLocalTenant } from '../domain/local-tenant.js';
 import { isUuid } from '../domain/text.js';
 import { AppError } from '../errors.js';
@@ -12,6 +12,7 @@ import { importStream } from '../portability/run-import.js';
 import { startCore } from '../start-core.js';
 import { UsageError } from './failure.js';
 import { progressBar } from './progress.js';
+import { SCOPES } from '../vocabulary.js';
 
 /**
  * `agent-memory export` and `agent-memory import FILE`: the tenant's data out of and into the

@@ -7,8 +7,9 @@ import { AppError, notFound } from '../errors.js';
 import type { KeyObject } from '../schemas/objects.js';
 import { assertCanGrant, canSeeKey } from './agent-binding.js';
 import { recordEvent } from './audit.js';
-import { SCOPES, type Actor, type Core, type Scope } from './core.js';
+import { type Actor, type Core } from './core.js';
 import { isUuid, newId } from './text.js';
+import { SCOPES, type Scope } from '../vocabulary.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 // 40 base62 characters carry 238 bits: well past guessing, and enough that SHA-256 suffices.

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { AUDIT_ACTIONS } from '../domain/audit.js';
 import { agentId, anchorExternalId, metadata, text, uuid } from '../schemas/fields.js';
+import { AUDIT_ACTIONS, BINDINGS } from '../vocabulary.js';
 
 /**
  * The records of our own export format (NDJSON, one typed record a line), as the exporter writes
@@ -79,7 +79,7 @@ export const MemoryRecord = z
   .object({
     type: z.literal('memory'),
     ...memoryFields,
-    binding: z.enum(['private', 'anchored', 'session']),
+    binding: z.enum(BINDINGS).exclude(['canon']),
     anchor_id: uuid.nullable(),
     session_id: uuid.nullable(),
     /** Later sessions of the subject that stored this session memory again (docs/api.md §6). */
