@@ -17,6 +17,7 @@ import { findMemoryRow, insertMemory, MEMORY_ROW_COLUMNS, toMemory, type Memory,
 import { anchoredOf, inPartition, lockPartition, type Partition } from './partition.js';
 import { recordMention } from './session-memories.js';
 import { placeForStore, resolvePlacement, type Placement, type StorePlacement } from './placement.js';
+import { markSuperseded } from './supersede.js';
 import { newId } from './text.js';
 import { lastInSession, windowText } from './windows.js';
 import type { Binding } from '../vocabulary.js';
@@ -519,12 +520,7 @@ async function markMerged(
   intoId: string,
   now: Date,
 ): Promise<void> {
-  await trx
-    .updateTable('memories')
-    .set({ status: 'superseded', superseded_by: intoId, updated_at: now, superseded_at: now })
-    .where('tenant_id', '=', actor.tenantId)
-    .where('id', '=', copy.id)
-    .execute();
+  await markSuperseded(trx, actor.tenantId, copy.id, intoId, now);
   await recordEvent(trx, actor, now, {
     action: 'merged',
     agentId: partition.agentId,
@@ -545,12 +541,7 @@ async function supersede(
 ): Promise<void> {
   const old = await findMemoryRow(trx, actor.tenantId, oldId);
   if (!old) return;
-  await trx
-    .updateTable('memories')
-    .set({ status: 'superseded', superseded_by: newId, updated_at: now, superseded_at: now })
-    .where('tenant_id', '=', actor.tenantId)
-    .where('id', '=', oldId)
-    .execute();
+  await markSuperseded(trx, actor.tenantId, oldId, newId, now);
   await recordEvent(trx, actor, now, {
     action: 'superseded',
     agentId: partition.agentId,
