@@ -31,7 +31,7 @@ import {
   IRREGULAR_PAST as ENGLISH_IRREGULAR_PAST,
   MODALS,
   union,
-  words,
+  wordSet,
 } from '../text/english.js';
 import type { ConversationMessage, ExtractedFact, Extractor, FactKind } from './extractor.js';
 
@@ -39,7 +39,7 @@ import type { ConversationMessage, ExtractedFact, Extractor, FactKind } from './
 const MAX_FACT_CHARS = 400;
 
 /** Words that open a turn without saying anything: greetings, thanks, agreement, discourse markers. */
-const OPENERS = words(
+const OPENERS = wordSet(
   'yes yeah yep yup no nope nah ok okay oh ah well so and but also anyway anyways actually honestly basically ' +
     'right great good cool sure perfect alright fine hmm um uh btw plus then hi hello hey thanks thank ' +
     'please lol haha wow nice awesome ugh oops sorry',
@@ -49,7 +49,7 @@ const OPENER_PHRASES = ['by the way', 'all right', 'thank you', 'good morning', 
 const CLOSERS = ['by the way', 'btw', 'anyway', 'lol', 'haha', 'thanks', 'thank you', 'please', 'too', 'as well'];
 
 /** Phrases of time or place that may open a clause before its subject: moved to the end. */
-const LEADING_ADVERBIAL = words(
+const LEADING_ADVERBIAL = wordSet(
   'on in at every each last next this right these nowadays currently usually sometimes today tomorrow yesterday ' +
     'since for during after before most now lately recently often',
 );
@@ -60,12 +60,12 @@ const LEADING_ADVERBIAL = words(
  */
 const ADVERBS = union(
   ENGLISH_ADVERBS,
-  words(
+  wordSet(
     'never rarely seldom occasionally regularly absolutely totally mainly primarily even honestly literally ' +
       'truly finally',
   ),
 );
-const IRREGULAR_PAST = union(ENGLISH_IRREGULAR_PAST, words('put quit used meant'));
+const IRREGULAR_PAST = union(ENGLISH_IRREGULAR_PAST, wordSet('put quit used meant'));
 /** Third-person forms that the regular rule gets wrong. */
 const THIRD_PERSON: Readonly<Record<string, string>> = {
   have: 'has',
@@ -91,26 +91,26 @@ const THIRD_PERSON: Readonly<Record<string, string>> = {
 };
 
 /** Wh-words that open a question even without a question mark, when an auxiliary follows. */
-const QUESTION_WORDS = words('what how why where when who whom whose which');
+const QUESTION_WORDS = wordSet('what how why where when who whom whose which');
 /** Those that open a question after a comma; "who" and "which" there open a relative clause. */
-const ASKING_WORDS = words('what how why where when');
+const ASKING_WORDS = wordSet('what how why where when');
 /** Auxiliaries that open a question before a subject ("can you…", "is it…"), with or without a question mark. */
-const AUXILIARIES = union(AUX_DO, BE_FINITE, AUX_HAVE, words('can could would will shall should may might'));
-const QUESTION_SUBJECTS = words('you i we it there they he she this that your my');
+const AUXILIARIES = union(AUX_DO, BE_FINITE, AUX_HAVE, wordSet('can could would will shall should may might'));
+const QUESTION_SUBJECTS = wordSet('you i we it there they he she this that your my');
 
 /** Hedges and hypotheticals: what follows is not something the speaker states as true. */
-const HEDGE_OPENERS = words('if unless maybe perhaps probably possibly hopefully');
-const HEDGE_VERBS = words('think guess suppose believe wonder hope wish doubt assume imagine');
+const HEDGE_OPENERS = wordSet('if unless maybe perhaps probably possibly hopefully');
+const HEDGE_VERBS = wordSet('think guess suppose believe wonder hope wish doubt assume imagine');
 
 /**
  * Pronouns that point back into the conversation ("I like it", "we moved there"): a clause that
  * needs them is not self-contained.
  */
-const ANAPHORA = words("it it's its they they're them their theirs he he's him his she she's her hers there");
-const ANAPHORA_AT_END = words('that this these those one');
+const ANAPHORA = wordSet("it it's its they they're them their theirs he he's him his she she's her hers there");
+const ANAPHORA_AT_END = wordSet('that this these those one');
 
 /** Predicates that say nothing worth keeping: "I'm fine", "I see", "I agree". */
-const FILLER = words(
+const FILLER = wordSet(
   'fine good ok okay great sure done back here ready sorry glad see agree understand know guess mean ' +
     'curious wondering confused lost set interested excited happy thrilled',
 );
@@ -132,35 +132,35 @@ const FILLER_PHRASES = new Set([
   'have',
 ]);
 /** One-off requests to the assistant: not standing instructions, not facts. */
-const TASK_VERBS = words(
+const TASK_VERBS = wordSet(
   'help tell show give find suggest recommend explain remind send check book write make get let look search list ' +
     'summarize summarise translate fix create draft compare calculate order cancel call email text share print ' +
     'describe continue repeat answer reply',
 );
 
 /** Subjects a kept clause may open with, lower-cased, contractions included. */
-const FIRST_PERSON = words("i i'm im i've ive i'll i'd we we're we've we'll we'd my our");
+const FIRST_PERSON = wordSet("i i'm im i've ive i'll i'd we we're we've we'll we'd my our");
 /** What a new clause may open with, for splitting compound sentences. */
-const CLAUSE_OPENERS = words(
+const CLAUSE_OPENERS = wordSet(
   "i i'm im i've ive i'll i'd we we're we've we'll we'd my our please he she they it it's there this that",
 );
-const CONJUNCTIONS = words('and but so because although though while whereas plus');
+const CONJUNCTIONS = wordSet('and but so because although though while whereas plus');
 /** Said after a comma, they open a piece of their own that is dropped alone: "I'm vegan, sorry to be a pain". */
-const PLEASANTRIES = words('sorry thanks thank cheers hope lol haha');
+const PLEASANTRIES = wordSet('sorry thanks thank cheers hope lol haha');
 /** Third-person subjects that may stand for a relation the speaker has just named. */
-const PRONOUN_SUBJECTS = words("he she they he's she's they're");
+const PRONOUN_SUBJECTS = wordSet("he she they he's she's they're");
 /** Relations whose gender rules out one of "he" and "she". */
-const FEMALE = words(
+const FEMALE = wordSet(
   'daughter wife mother mom mum sister aunt grandmother grandma granny niece girlfriend fiancee stepdaughter ' +
     'stepmother stepsister',
 );
-const MALE = words(
+const MALE = wordSet(
   'son husband father dad brother uncle grandfather grandpa nephew boyfriend fiance stepson stepfather stepbrother',
 );
 /** Determiners and prepositions end a search for the verb: "my kids love the beach" has no subject found. */
-const NOT_IN_SUBJECT = words('a an the to in on at of for with from by and or but');
+const NOT_IN_SUBJECT = wordSet('a an the to in on at of for with from by and or but');
 /** A verb in the left part of "… and I …": without one, "My wife and I" is a subject, not a clause. */
-const FINITE = union(BE_FINITE, AUX_HAVE, AUX_DO, words('can will would should must'));
+const FINITE = union(BE_FINITE, AUX_HAVE, AUX_DO, wordSet('can will would should must'));
 
 const lower = (s: string): string => s.toLowerCase();
 
@@ -169,7 +169,7 @@ function normalize(text: string): string {
   return text.replace(/[\u2018\u2019\u02bc\u2032]/gu, "'").replace(/[\u201c\u201d]/gu, '"');
 }
 
-const ABBREVIATIONS = words('mr mrs ms dr st vs etc e.g i.e a.m p.m approx no jr sr prof');
+const ABBREVIATIONS = wordSet('mr mrs ms dr st vs etc e.g i.e a.m p.m approx no jr sr prof');
 
 /** Sentences, each with its closing punctuation; lines are sentences of their own. */
 export function splitSentences(text: string): string[] {
@@ -561,7 +561,7 @@ const REMEMBER =
 const WISH =
   /^(.{1,80}?) would (?:really |just |also )?be (?:so |really |very |just )?(?:great|nice|ideal|perfect|lovely|wonderful|helpful|appreciated|amazing|fantastic|good|best|better|preferable)$/iu;
 /** Words that open what is wished for and are lower-case words in any sentence. */
-const LOWER_CASE_OPENERS = words('a an the some someone somebody something somewhere any another more one two');
+const LOWER_CASE_OPENERS = wordSet('a an the some someone somebody something somewhere any another more one two');
 
 /** "Someone gentle would be great" → "The user would like someone gentle", when the wish stands alone. */
 function wishOf(clause: string, speaker: Speaker): string | undefined {

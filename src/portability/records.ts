@@ -54,7 +54,7 @@ export const SessionRecord = z.object({
   expires_at: time.nullable(),
 });
 
-const memoryFields = {
+const memoryRecordShape = {
   id: uuid,
   agent_id: agentId,
   content: text().refine((s) => s.trim().length > 0, 'must not be empty'),
@@ -78,7 +78,7 @@ const memoryFields = {
 export const MemoryRecord = z
   .object({
     type: z.literal('memory'),
-    ...memoryFields,
+    ...memoryRecordShape,
     binding: z.enum(BINDINGS).exclude(['canon']),
     anchor_id: uuid.nullable(),
     session_id: uuid.nullable(),
@@ -95,7 +95,7 @@ export const MemoryRecord = z
       ctx.addIssue({ code: 'custom', path: ['binding'], message: 'a private memory has no anchor_id or session_id' });
   });
 
-export const CanonRecord = z.object({ type: z.literal('canon'), ...memoryFields });
+export const CanonRecord = z.object({ type: z.literal('canon'), ...memoryRecordShape });
 
 export const AuditRecord = z.object({
   type: z.literal('audit'),
