@@ -133,5 +133,11 @@ describe('layers', () => {
       .filter(({ file }) => !SQL_ROOMS.includes(roomOf(file)))
       .map(({ file, imported }) => `${file} → ${imported.slice('package:'.length)}`);
     expect(outside).toEqual([]);
+    // Nor builds one on a database it was handed (core.db): it calls the core with it.
+    const building = sourceFiles()
+      .filter(({ file }) => !SQL_ROOMS.includes(roomOf(file)))
+      .filter(({ text }) => /\.(selectFrom|insertInto|updateTable|deleteFrom|transaction)\(/u.test(text))
+      .map(({ file }) => file);
+    expect(building).toEqual([]);
   });
 });
