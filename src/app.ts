@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { mountConsole } from './console/serve.js';
-import type { Actor, Core, Scope } from './domain/core.js';
+import type { Actor, Core } from './domain/core.js';
 import { AppError, outageError, toProblem, UnavailableError } from './errors.js';
 import { authorize, checkSetupToken, keyCredential, setupCredential } from './access/auth.js';
 import { AuthThrottle } from './access/auth-throttle.js';
@@ -24,10 +24,12 @@ import { opsRoutes } from './http/routes/ops.js';
 import { portabilityRoutes } from './http/routes/portability.js';
 import { sessionRoutes } from './http/routes/sessions.js';
 import { setupRoutes } from './http/routes/setup.js';
-import { NO_QUERY, parseInput, refuseAnyBody, refuseBody } from './http/validate.js';
+import { NO_QUERY, refuseAnyBody, refuseBody } from './http/validate.js';
+import { parseInput } from './schemas/parse.js';
 import { MCP_PATH, mountMcp } from './mcp/http.js';
 import { McpSessions } from './mcp/sessions.js';
 import { VERSION } from './version.js';
+import type { Scope } from './vocabulary.js';
 
 /** The routes of docs/api.md §5, in matching order (/v1/memories/recall before /v1/memories/{id}). */
 export const API_ROUTES: readonly AnyRoute[] = [

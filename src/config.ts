@@ -2,6 +2,8 @@ import { isIP } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { ActionableError } from './errors.js';
+import type { Binding } from './vocabulary.js';
 
 /** The only module that reads process.env: everything else receives a frozen Config. */
 
@@ -170,8 +172,6 @@ const EnvSchema = z.object({
   WEBHOOK_RETENTION_DAYS: z.coerce.number().positive().default(7),
 });
 
-export type Binding = 'private' | 'anchored' | 'session' | 'canon';
-
 /** Claude as the contradiction judge (docs/architecture.md §4). */
 export interface AnthropicConfig {
   readonly apiKey: string;
@@ -329,7 +329,7 @@ export interface MetricsConfig {
   readonly port: number | undefined;
 }
 
-export class ConfigError extends Error {}
+export class ConfigError extends ActionableError {}
 
 // 0 hops and an empty list trust nobody, as unset does.
 function trustProxy(setting: number | string[] | undefined): false | number | readonly string[] {

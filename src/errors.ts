@@ -57,6 +57,14 @@ export const ERROR_TITLE: Record<ErrorCode, string> = {
   job_interrupted: 'Job interrupted',
 };
 
+/**
+ * A failure whose message says what to do (a bad setting, a database that does not fit, a model that
+ * does not answer): the command line prints its message as one line, without a stack
+ * (src/cli/failure.ts). Raised below the doors, so that a door recognizes it without importing
+ * the layer that raised it.
+ */
+export class ActionableError extends Error {}
+
 export interface FieldError {
   path: string;
   message: string;

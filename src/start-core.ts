@@ -1,14 +1,13 @@
-import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
-import { openDatabase, openReadReplica, type DbHandle } from './db/connect.js';
+import { analyze, openDatabase, openReadReplica, type DbHandle } from './db/connect.js';
 import { openExportPool } from './db/export-pool.js';
 import { assertDataDirWritable } from './db/data-dir-lock.js';
-import { ReadReplicas } from './domain/read-replicas.js';
+import { ReadReplicas } from './db/read-replicas.js';
 import { CHANGES_CHANNEL, ChangeFeed } from './domain/changes.js';
 import type { Unlisten } from './db/listen.js';
 import { detectCitus, withCitus } from './db/citus.js';
-import { distributionPending } from './db/citus-distribute.js';
+import { distributeForCitus, distributionPending } from './db/citus-distribute.js';
 import { migrate } from './db/migrate.js';
 import { contradictionDetectorFor } from './beliefs/detector.js';
 import type { ContradictionDetector } from './beliefs/contradiction-detector.js';
@@ -22,7 +21,7 @@ import { createLogger } from './logger.js';
 import { reportingUnavailable } from './embedding/unavailable.js';
 import { cachingQueries } from './embedding/query-cache.js';
 import { WebhookDispatcher } from './webhooks/dispatcher.js';
-import { WEBHOOKS_CHANNEL } from './webhooks/outbox.js';
+import { WEBHOOKS_CHANNEL } from './db/webhook-outbox.js';
 
 export interface Running {
   core: Core;
@@ -70,9 +69,8 @@ export async function startCore(
   try {
     const applied = await migrate(handle.db, embedder);
     if (applied.length > 0) log.info({ migrations: applied }, 'migrations applied');
-    // PGlite runs no autovacuum, so nothing else refreshes the planner's statistics there; without
-    // them it cannot tell a subject's few rows from a tenant's many when choosing btree or HNSW.
-    if (handle.engine === 'pglite') await sql`ANALYZE`.execute(handle.db);
+    // PGlite runs no autovacuum: nothing else refreshes the planner's statistics there.
+    if (handle.engine === 'pglite') await analyze(handle.db);
     if (handle.engine === 'postgres') citus = await detectCitus(handle.db);
     // Citus plans prepared statements for their values (src/db/prepared-driver.ts, PlanModePolicy).
     if (handle.plans) handle.plans.forceGeneric = !citus;
@@ -158,4 +156,9 @@ export async function startCore(
       await embedder.close();
     },
   };
+}
+
+/** `migrate --citus`: distributes the tables over the Citus coordinator (src/db/citus-distribute.ts); the statements run. */
+export async function distributeOverCitus(running: Running): Promise<string[]> {
+  return distributeForCitus(running.core.db);
 }

@@ -1,9 +1,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request } from 'express';
 import { authenticate, keyPrefixOf } from '../domain/keys.js';
-import type { Actor, Core, Scope } from '../domain/core.js';
+import type { Actor, Core } from '../domain/core.js';
 import { AppError } from '../errors.js';
 import type { Credential } from './auth-throttle.js';
+import type { Scope } from '../vocabulary.js';
 
 function bearerToken(req: Request): string | null {
   const header = req.get('authorization');

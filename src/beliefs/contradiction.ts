@@ -22,7 +22,7 @@
 
 import { DETERMINERS, QUALIFIER_START, stem } from './lexicon.js';
 import { isNumberWord, parseStatement, type Clause } from './statement.js';
-import { comparePreferences, factOf } from './functional-facts.js';
+import { comparePreferences, functionalFactOf } from './functional-facts.js';
 import { compareValues, isTemporal } from './values.js';
 
 export type ContradictionRule = 'negation' | 'same-attribute' | 'numeric-change' | 'date-change' | 'none';
@@ -96,8 +96,8 @@ function negationContradicts(a: Clause, b: Clause): boolean {
 function compareClauses(a: Clause, b: Clause): Verdict {
   if (!sameSubject(a, b)) return NONE;
   if (negationContradicts(a, b)) return { contradicts: true, rule: 'negation' };
-  const fa = factOf(a);
-  const fb = factOf(b);
+  const fa = functionalFactOf(a);
+  const fb = functionalFactOf(b);
   if (!fa || !fb || fa.attr !== fb.attr) return NONE;
   const comparison =
     fa.preference && fb.preference

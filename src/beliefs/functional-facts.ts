@@ -23,7 +23,7 @@ import {
 } from './lexicon.js';
 import { headKind, type Clause, type HeadKind, type Token } from './statement.js';
 import { isTemporal, numberOf, parseValue, TEMPORAL_PREPOSITIONS, type Comparison, type Value } from './values.js';
-import { words } from '../text/english.js';
+import { wordSet } from '../text/english.js';
 
 interface Preference {
   readonly value: string;
@@ -41,10 +41,10 @@ interface Fact {
   readonly preference?: Preference;
 }
 
-const IN_AT = words('in at');
-const TO = words('to');
-const AT_FOR_BY = words('at for by');
-const ON_IN = words('on in');
+const IN_AT = wordSet('in at');
+const TO = wordSet('to');
+const AT_FOR_BY = wordSet('at for by');
+const ON_IN = wordSet('on in');
 
 function afterPreposition(comp: readonly Token[], preps: ReadonlySet<string>): readonly Token[] | undefined {
   return comp.length > 1 && preps.has(comp[0]!.w) ? comp.slice(1) : undefined;
@@ -138,7 +138,7 @@ function preferenceOf(comp: readonly Token[]): Preference | undefined {
   return { value: ws.join(' '), among: [], category, qualifier };
 }
 
-export function factOf(c: Clause): Fact | undefined {
+export function functionalFactOf(c: Clause): Fact | undefined {
   if (c.neg) return undefined;
   const { comp, head, verb, tense, cased } = c;
   const present = tense === 'present';

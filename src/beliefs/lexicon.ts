@@ -9,11 +9,11 @@ import {
   IRREGULAR_PLURALS,
   IRREGULAR_VERBS,
   union,
-  words,
+  wordSet,
 } from '../text/english.js';
 
-export const DETERMINERS = words('the a an this that these those some any every each');
-export const ARTICLES = words('a an the');
+export const DETERMINERS = wordSet('the a an this that these those some any every each');
+export const ARTICLES = wordSet('a an the');
 export const POSSESSIVE_PRONOUNS: Readonly<Record<string, string>> = {
   my: '',
   your: '',
@@ -47,26 +47,26 @@ export const GENERIC_SUBJECTS: Readonly<Record<string, string>> = {
   she: 'she',
 };
 /** People and things one has: "Mom lives in Rome" is about the mother, not the subject. */
-export const RELATION_NOUNS = words(
+export const RELATION_NOUNS = wordSet(
   'wife husband partner spouse son daughter child kid kids children baby mother father mom mum dad parent parents ' +
     'brother sister sibling siblings cousin aunt uncle niece nephew grandmother grandfather grandma grandpa ' +
     'girlfriend boyfriend fiance fiancee friend colleague boss manager team company family roommate neighbor ' +
     'landlord doctor dog cat pet',
 );
 /** Time words too: a clause's value is read without them, where the extractor moves them to the end. */
-export const ADVERBS = union(ENGLISH_ADVERBS, words('nowadays today'));
+export const ADVERBS = union(ENGLISH_ADVERBS, wordSet('nowadays today'));
 /** Trailing words that do not change what a complement says. */
-export const TRAILING_NOISE = words('anymore now too either also yet currently nowadays today');
+export const TRAILING_NOISE = wordSet('anymore now too either also yet currently nowadays today');
 /** Words after which the rest of a clause is a reason or a contrast, not part of the value. */
-export const CLAUSE_CUT = words('because although though but whereas unless so');
+export const CLAUSE_CUT = wordSet('because although though but whereas unless so');
 /** Words that start a qualifier: what follows restricts when, where or how a statement holds. */
-export const QUALIFIER_START = words(
+export const QUALIFIER_START = wordSet(
   'every each in on at during for when while if with before after until since daily weekly monthly often usually ' +
     'sometimes always most some from well fluently regularly occasionally twice once almost',
 );
-export const PREPOSITIONS = words('in on at for with from to of by about under over near during since until and');
+export const PREPOSITIONS = wordSet('in on at for with from to of by about under over near during since until and');
 /** Hedges and evaluations: "name is hard to pronounce", "budget is tight" say nothing exact. */
-export const HEDGES = words(
+export const HEDGES = wordSet(
   'probably maybe possibly likely perhaps unclear unknown not very too quite really so pretty rather fairly ' +
     'extremely kind sort hard easy difficult around about approximately roughly almost under over at least more less',
 );
@@ -165,7 +165,7 @@ const IRREGULAR: Readonly<Record<string, string>> = {
   persons: 'person',
 };
 export { IRREGULAR_PAST } from '../text/english.js';
-export const PAST_PARTICIPLES = words(
+export const PAST_PARTICIPLES = wordSet(
   'been had gone done eaten drunk spoken known left taken gotten got made begun run written woken worn kept ' +
     'met slept swum ridden taught thought felt bought driven come seen become grown born',
 );
@@ -225,34 +225,34 @@ export const RESCHEDULE = stems('move reschedule postpone push change shift brin
 export const RESIDE = stems('live reside');
 export const RELOCATE = stems('move relocate');
 /** Participles after "is" that name a predicate of their own: "is based in", "was born on". */
-export const PASSIVES = words('born based located employed named called');
+export const PASSIVES = wordSet('born based located employed named called');
 
 /**
  * Nouns naming a single-valued attribute of their owner ("Alice's budget is $5k"), by the kind of
  * value they take. A value of another kind ("the budget is tight") is a description, not a value.
  */
-export const NUMERIC_HEADS = words(
+export const NUMERIC_HEADS = wordSet(
   'age budget salary income wage rent price cost fee rate height weight size capacity balance limit',
 );
-export const DATE_HEADS = words('birthday birthdate deadline');
+export const DATE_HEADS = wordSet('birthday birthdate deadline');
 /** Names: in text that uses capitals, their value is capitalized ("name is Sam", not "name is hard"). */
-export const NAME_HEADS = words('name surname nickname hometown employer');
+export const NAME_HEADS = wordSet('name surname nickname hometown employer');
 /** Codes: their value has a digit, an @ or a capital ("timezone is UTC+2", "email is a@b.c"). */
-export const CODE_HEADS = words('timezone number phone email address');
-export const TEXT_HEADS = words('occupation profession');
-export const FUNCTIONAL_PREFIXES = words('favorite preferred');
+export const CODE_HEADS = wordSet('timezone number phone email address');
+export const TEXT_HEADS = wordSet('occupation profession');
+export const FUNCTIONAL_PREFIXES = wordSet('favorite preferred');
 
-export const MARITAL = words('single married divorced widowed separated engaged');
-export const MEASURE_ADJECTIVES = words('tall high long wide heavy deep');
+export const MARITAL = wordSet('single married divorced widowed separated engaged');
+export const MEASURE_ADJECTIVES = wordSet('tall high long wide heavy deep');
 /** Where one lives or works that is not a place name: "lives in a flat", "works at home". */
-export const NON_PLACES = words(
+export const NON_PLACES = wordSet(
   'house flat apartment home city town village suburb suburbs countryside dorm area building night nights ' +
     'weekends weekend times least all office remote startup company hospital school',
 );
 /** A place value ends here: what follows is company, a start date or a role. */
-export const PLACE_CUT = words('with near since for from as and because but where which who last ago');
+export const PLACE_CUT = wordSet('with near since for from as and because but where which who last ago');
 /** A place value with one of these holds only part of the time: "lives in Paris during the summer". */
-export const PLACE_PART_TIME = words(
+export const PLACE_PART_TIME = wordSet(
   'during every when while until in on at most part half each sometimes occasionally mostly weekends weekdays ' +
     'summers winters summer winter seasonally part-time',
 );
@@ -260,7 +260,7 @@ export const PLACE_PART_TIME = words(
  * Countries, states and continents: a place inside one of them is not a contradiction of it
  * ("lives in Paris" / "lives in France"), and without a gazetteer the only safe answer is "no".
  */
-export const REGIONS = words(
+export const REGIONS = wordSet(
   'afghanistan albania algeria andorra angola argentina armenia australia austria azerbaijan bahamas bahrain ' +
     'bangladesh barbados belarus belgium belize benin bhutan bolivia bosnia botswana brazil brunei bulgaria ' +
     'burundi cambodia cameroon canada chad chile china colombia congo croatia cuba cyprus czechia denmark djibouti ' +
@@ -279,7 +279,7 @@ export const REGIONS = words(
     'montana nebraska nevada ohio oklahoma oregon pennsylvania tennessee texas utah vermont virginia washington ' +
     'wisconsin wyoming quebec ontario alberta bavaria catalonia',
 );
-export const MULTIWORD_REGIONS = words(
+export const MULTIWORD_REGIONS = wordSet(
   [
     'costa_rica czech_republic dominican_republic el_salvador new_zealand north_korea south_korea north_macedonia',
     'saudi_arabia south_africa sri_lanka united_kingdom united_states great_britain north_america south_america',
@@ -310,15 +310,15 @@ export const CHANNELS: Readonly<Record<string, string>> = {
  * "morning meetings" vs "short meetings" do not.
  */
 export const PREFERENCE_DIMENSIONS: readonly ReadonlySet<string>[] = [
-  words('morning mornings afternoon afternoons evening evenings night nights daytime nighttime'),
-  words('window aisle middle'),
-  words('dark light'),
-  words('hot cold iced warm'),
-  words('early late'),
-  words('formal casual informal'),
-  words('written verbal oral'),
-  words('online offline in-person remote virtual onsite'),
-  words('weekday weekdays weekend weekends'),
-  words('metric imperial'),
-  words('sweet savory savoury'),
+  wordSet('morning mornings afternoon afternoons evening evenings night nights daytime nighttime'),
+  wordSet('window aisle middle'),
+  wordSet('dark light'),
+  wordSet('hot cold iced warm'),
+  wordSet('early late'),
+  wordSet('formal casual informal'),
+  wordSet('written verbal oral'),
+  wordSet('online offline in-person remote virtual onsite'),
+  wordSet('weekday weekdays weekend weekends'),
+  wordSet('metric imperial'),
+  wordSet('sweet savory savoury'),
 ];

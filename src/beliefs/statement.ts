@@ -238,139 +238,140 @@ export function headKind(head: string): HeadKind {
 
 const isFunctionalHead = (head: string): boolean => headKind(head) !== undefined;
 
-function parseClause(tokens: readonly Token[], previous: Clause | undefined, cased: boolean): Clause | undefined {
-  const v = findVerb(tokens);
-  if (v < 0) return undefined;
-  let neg = false;
-  let never = false;
+/** Whether a clause is negated so far, and whether by "never", which negates it at every time. */
+interface Polarity {
+  readonly neg: boolean;
+  readonly never: boolean;
+}
+
+const negated = (p: Polarity, byNever: boolean): Polarity => ({ neg: !p.neg, never: p.never || byNever });
+
+/** Reads "not", "never" and adverbs from `from`: where the next other word is, and the polarity after them. */
+function skipAdverbs(tokens: readonly Token[], from: number, polarity: Polarity): { at: number; polarity: Polarity } {
+  let at = from;
+  let p = polarity;
+  for (; at < tokens.length; at++) {
+    const w = tokens[at]!.w;
+    if (w === 'not' || w === 'never') p = negated(p, w === 'never');
+    else if (!ADVERBS.has(w)) break;
+  }
+  return { at, polarity: p };
+}
+
+/** The words before the verb: the subject's noun phrase, and the polarity its "not" and "never" give. */
+function beforeVerb(tokens: readonly Token[], verbAt: number): { np: Token[]; polarity: Polarity } {
   const np: Token[] = [];
-  for (let k = 0; k < v; k++) {
-    const w = tokens[k]!.w;
-    if (w === 'never') {
-      neg = !neg;
-      never = true;
-    } else if (w === 'not') neg = !neg;
-    else if (!ADVERBS.has(w)) np.push(tokens[k]!);
+  let polarity: Polarity = { neg: false, never: false };
+  for (const t of tokens.slice(0, verbAt)) {
+    if (t.w === 'not' || t.w === 'never') polarity = negated(polarity, t.w === 'never');
+    else if (!ADVERBS.has(t.w)) np.push(t);
   }
-  let { owner, head } = subjectOf(np);
-  // A subjectless clause after "and" continues the previous clause's subject.
-  if (np.length === 0 && previous) ({ owner, head } = previous);
+  return { np, polarity };
+}
 
-  let i = v;
-  const skipAdverbs = (): void => {
-    for (; i < tokens.length; i++) {
-      const w = tokens[i]!.w;
-      if (w === 'not') neg = !neg;
-      else if (w === 'never') {
-        neg = !neg;
-        never = true;
-      } else if (!ADVERBS.has(w)) break;
+/** The verb group read: its main verb, modal, tense and polarity, and where the complement starts. */
+interface VerbGroup {
+  /** The main verb as said ('be' for a copula); a passive ("based") or a progressive ("living") as it is. */
+  readonly word: string;
+  /** '' without one. */
+  readonly modal: string;
+  readonly tense: Tense;
+  /** A passive reschedule ("was moved to Thursday"): it says when the thing is now. */
+  readonly rescheduled: boolean;
+  readonly polarity: Polarity;
+  readonly end: number;
+}
+
+/** After a form of "be" at `at`: "based in", "born on", "called", a reschedule ("moved to"), a progressive. */
+function afterBe(tokens: readonly Token[], at: number): { word: string; rescheduled: boolean; end: number } {
+  const next = tokens[at]?.w ?? '';
+  if (PASSIVES.has(next)) return { word: next === 'called' ? 'named' : next, rescheduled: false, end: at + 1 };
+  if (RESCHEDULE.has(stem(next)) && tokens[at + 1]?.w === 'to') return { word: 'be', rescheduled: true, end: at + 2 };
+  // Progressive: "is living in Tokyo" is "lives in Tokyo".
+  if (/ing$/u.test(next) && next.length > 4) return { word: next, rescheduled: false, end: at + 1 };
+  return { word: 'be', rescheduled: false, end: at };
+}
+
+/** The auxiliaries and the main verb from the verb's index, by what the first of them is. */
+function auxiliariesAndVerb(tokens: readonly Token[], verbAt: number, polarity: Polarity): VerbGroup {
+  const first = tokens[verbAt]!.w;
+  const plain = { modal: '', rescheduled: false };
+  if (MODALS.has(first) || AUX_DO.has(first)) {
+    const after = skipAdverbs(tokens, verbAt + 1, polarity);
+    const modal = MODALS.has(first) ? first : '';
+    const tense: Tense = !modal && first === 'did' ? 'past' : 'present';
+    return { ...plain, word: tokens[after.at]?.w ?? '', modal, tense, polarity: after.polarity, end: after.at + 1 };
+  }
+  if (AUX_HAVE.has(first)) {
+    const after = skipAdverbs(tokens, verbAt + 1, polarity);
+    const next = tokens[after.at]?.w ?? '';
+    if (next === 'been') {
+      const be = afterBe(tokens, after.at + 1);
+      return { ...plain, ...be, tense: be.rescheduled ? 'present' : 'perfect', polarity: after.polarity };
     }
-  };
-  const first = tokens[i]!.w;
-  let tense: Tense = 'present';
-  let modal = '';
-  let verbWord: string;
-  let rescheduled = false;
-
-  /** After a form of "be": "based in", "born on", "called", or a reschedule ("moved to"). */
-  const afterBe = (): void => {
-    const next = tokens[i]?.w ?? '';
-    if (PASSIVES.has(next)) {
-      verbWord = next === 'called' ? 'named' : next;
-      i++;
-    } else if (RESCHEDULE.has(stem(next)) && tokens[i + 1]?.w === 'to') {
-      rescheduled = true;
-      // "was moved to Thursday" says when it is now.
-      tense = 'present';
-      i += 2;
-    } else if (/ing$/u.test(next) && next.length > 4) {
-      // Progressive: "is living in Tokyo" is "lives in Tokyo".
-      verbWord = next;
-      i++;
-    }
-  };
-
-  if (MODALS.has(first)) {
-    modal = first;
-    i++;
-    skipAdverbs();
-    verbWord = tokens[i]?.w ?? '';
-    i++;
-  } else if (AUX_DO.has(first)) {
-    if (first === 'did') tense = 'past';
-    i++;
-    skipAdverbs();
-    verbWord = tokens[i]?.w ?? '';
-    i++;
-  } else if (AUX_HAVE.has(first)) {
-    if (first === 'had') tense = 'past';
-    i++;
-    const before = { i, neg, never };
-    skipAdverbs();
-    const next = tokens[i]?.w ?? '';
     if (next !== '' && (PAST_PARTICIPLES.has(next) || /ed$/u.test(next))) {
-      tense = 'perfect';
-      i++;
-      verbWord = next;
-      if (next === 'been') {
-        verbWord = 'be';
-        afterBe();
-      }
-    } else {
-      // "has a car", "has no car": "have" is the main verb; "has not" before a noun is rare.
-      verbWord = 'have';
-      ({ i, neg, never } = before);
-      skipAdverbs();
+      return { ...plain, word: next, tense: 'perfect', polarity: after.polarity, end: after.at + 1 };
     }
-  } else if (AUX_BE.has(first)) {
-    if (first === 'was' || first === 'were') tense = 'past';
-    i++;
-    skipAdverbs();
-    verbWord = 'be';
-    afterBe();
-  } else {
-    verbWord = first;
-    i++;
-    if (IRREGULAR_PAST.has(first) || (/ed$/u.test(first) && first !== 'need')) tense = 'past';
+    // "has a car", "has no car": "have" is the main verb; "has not" before a noun is rare.
+    return { ...plain, word: 'have', tense: first === 'had' ? 'past' : 'present', polarity, end: verbAt + 1 };
   }
-  skipAdverbs();
+  if (AUX_BE.has(first)) {
+    const after = skipAdverbs(tokens, verbAt + 1, polarity);
+    const be = afterBe(tokens, after.at);
+    // "was moved to Thursday" says when it is now.
+    const tense: Tense = !be.rescheduled && (first === 'was' || first === 'were') ? 'past' : 'present';
+    return { ...plain, ...be, tense, polarity: after.polarity };
+  }
+  const past = IRREGULAR_PAST.has(first) || (/ed$/u.test(first) && first !== 'need');
+  return { ...plain, word: first, tense: past ? 'past' : 'present', polarity, end: verbAt + 1 };
+}
 
-  let verb = verbWord === 'be' || PASSIVES.has(verbWord) ? verbWord : stem(verbWord);
-  if (ANTI_LIKE.has(verb)) {
-    verb = LIKE;
-    neg = !neg;
-  } else if (PRO_LIKE.has(verb)) {
-    verb = LIKE;
-  }
-  // A thing "moved to Thursday" is rescheduled; a person "moved to Berlin" lives there (below).
-  if (RESCHEDULE.has(verb) && tokens[i]?.w === 'to' && head !== '' && !rescheduled) {
-    rescheduled = true;
-    verb = 'be';
-    tense = 'present';
-    i++;
-  }
+/** The verb's stem, with liking and its opposites as one verb: "adores" is "like", "dislikes" is "not like". */
+function predicateVerb(word: string): { verb: string; flips: boolean } {
+  const verb = word === 'be' || PASSIVES.has(word) ? word : stem(word);
+  if (ANTI_LIKE.has(verb)) return { verb: LIKE, flips: true };
+  return { verb: PRO_LIKE.has(verb) ? LIKE : verb, flips: false };
+}
 
-  let comp = tokens.slice(i);
+/** The words after the verb up to a clause cut, without noise; a leading "no" negates ("has no car"). */
+function complementOf(tokens: readonly Token[], from: number): { comp: Token[]; negates: boolean } {
+  let comp = tokens.slice(from);
   const cut = comp.findIndex((t) => CLAUSE_CUT.has(t.w));
   if (cut >= 0) comp = comp.slice(0, cut);
-  // "has no car": the negation sits in the object.
-  if (comp[0]?.w === 'no') {
-    neg = !neg;
-    comp = comp.slice(1);
-  }
+  const negates = comp[0]?.w === 'no';
+  if (negates) comp = comp.slice(1);
   comp = comp.filter((t) => t.w !== 'not');
   while (comp.length > 0 && TRAILING_NOISE.has(comp[comp.length - 1]!.w)) comp = comp.slice(0, -1);
+  return { comp, negates };
+}
 
+/**
+ * One clause, read in four steps: the subject before the verb, the verb group (auxiliaries, adverbs,
+ * negation, passives), the predicate's verb, and the complement after it.
+ */
+function parseClause(tokens: readonly Token[], previous: Clause | undefined, cased: boolean): Clause | undefined {
+  const verbAt = findVerb(tokens);
+  if (verbAt < 0) return undefined;
+  const before = beforeVerb(tokens, verbAt);
+  // A subjectless clause after "and" continues the previous clause's subject.
+  const { owner, head } = before.np.length === 0 && previous ? previous : subjectOf(before.np);
+  const read = auxiliariesAndVerb(tokens, verbAt, before.polarity);
+  const group = { ...read, ...skipAdverbs(tokens, read.end, read.polarity) };
+  const predicate = predicateVerb(group.word);
+  // A thing "moved to Thursday" is rescheduled; a person "moved to Berlin" lives there.
+  const thingMoved =
+    RESCHEDULE.has(predicate.verb) && tokens[group.at]?.w === 'to' && head !== '' && !group.rescheduled;
+  const verb = thingMoved ? 'be' : predicate.verb;
+  const { comp, negates } = complementOf(tokens, thingMoved ? group.at + 1 : group.at);
   return {
     owner,
     head,
-    neg,
-    never,
-    tense,
-    verb: modal ? `${modal}:${verb}` : verb,
+    neg: (group.polarity.neg !== predicate.flips) !== negates,
+    never: group.polarity.never,
+    tense: thingMoved ? 'present' : group.tense,
+    verb: group.modal ? `${group.modal}:${verb}` : verb,
     comp,
     cased,
-    rescheduled,
+    rescheduled: group.rescheduled || thingMoved,
   };
 }

@@ -5,7 +5,7 @@
 
 import { ARTICLES, MONTHS, NUMBER_WORDS, WEEKDAYS, stem } from './lexicon.js';
 import type { Token } from './statement.js';
-import { words } from '../text/english.js';
+import { wordSet } from '../text/english.js';
 
 export type Value =
   | { readonly kind: 'text'; readonly words: readonly string[]; readonly region?: boolean }
@@ -96,7 +96,7 @@ function parseDate(ws: readonly string[]): Value | undefined {
   };
 }
 
-export const TEMPORAL_PREPOSITIONS = words('on at in for by from');
+export const TEMPORAL_PREPOSITIONS = wordSet('on at in for by from');
 
 export function parseValue(ts: readonly Token[]): Value {
   let ws = ts.map((t) => t.w.replace(/,$/u, '')).filter((w) => w !== '');

@@ -1,8 +1,4 @@
-import { ConfigError } from '../config.js';
-import { NotCitusError } from '../db/citus-distribute.js';
-import { EmbedderMismatchError } from '../db/migrate.js';
-import { EmbeddingError } from '../embedding/http.js';
-import { AppError } from '../errors.js';
+import { ActionableError, AppError } from '../errors.js';
 
 /** A command used wrongly: the CLI prints the message and its usage, and exits 2. */
 export class UsageError extends Error {}
@@ -13,13 +9,7 @@ export class UsageError extends Error {}
  * whose stack is worth showing.
  */
 export function knownFailure(error: unknown): string | undefined {
-  if (
-    error instanceof ConfigError ||
-    error instanceof EmbedderMismatchError ||
-    error instanceof NotCitusError ||
-    error instanceof EmbeddingError ||
-    error instanceof AppError
-  ) {
+  if (error instanceof ActionableError || error instanceof AppError) {
     return error.message.replace(/\s+/g, ' ').trim();
   }
   return undefined;

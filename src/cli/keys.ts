@@ -1,12 +1,13 @@
 import { parseArgs } from 'node:util';
 import type { Config } from '../config.js';
-import { SCOPES, type Actor, type Core, type Scope } from '../domain/core.js';
+import { type Actor, type Core } from '../domain/core.js';
 import { createKey, type ApiKeyView } from '../domain/keys.js';
 import { ensureLocalTenant } from '../domain/local-tenant.js';
 import { findTenant, type TenantRef } from '../domain/tenants.js';
 import { AppError } from '../errors.js';
 import type { Running } from '../start-core.js';
 import { UsageError } from './failure.js';
+import { SCOPES, type Scope } from '../vocabulary.js';
 
 export type TenantChoice = { local: true } | { id: string } | { orgName: string };
 

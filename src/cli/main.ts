@@ -169,8 +169,8 @@ async function migrateOnly(config: Config, args: string[]): Promise<void> {
   try {
     process.stderr.write('migrations are up to date\n');
     if (values.citus) {
-      const { distributeForCitus } = await import('../db/citus-distribute.js');
-      const ran = await distributeForCitus(running.core.db);
+      const { distributeOverCitus } = await import('../start-core.js');
+      const ran = await distributeOverCitus(running);
       process.stderr.write(
         ran.length > 0 ? `distributed over Citus (${ran.length} statements)\n` : 'already distributed over Citus\n',
       );

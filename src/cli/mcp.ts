@@ -1,12 +1,12 @@
 import { Writable } from 'node:stream';
 import type { Config } from '../config.js';
-import { assertDataDirFree } from '../db/data-dir-lock.js';
-import { SCOPES } from '../domain/core.js';
 import { localActor } from '../domain/local-tenant.js';
 import { createLogger } from '../logger.js';
+import { assertDatabaseFree } from '../preflight.js';
 import type { Running } from '../start-core.js';
 import { serveStdio } from '../mcp/stdio.js';
 import { knownFailure } from './failure.js';
+import { SCOPES } from '../vocabulary.js';
 
 /** Requests received before stdin closed get this long to be answered (once startup has settled). */
 const DRAIN_MS = 1_000;
@@ -45,7 +45,7 @@ function reserveStdout(): Writable {
 export async function mcp(config: Config): Promise<void> {
   // The embedded folder's lock is checked before anything is answered: a client shows a server that
   // exits before `initialize` as failed, with its stderr, and this one line says why and what to do.
-  if (!config.databaseUrl && config.dataDir !== ':memory:') assertDataDirFree(config.dataDir);
+  assertDatabaseFree(config);
   const protocolOut = reserveStdout();
   const log = createLogger(config.logLevel);
   let running: Running | undefined;

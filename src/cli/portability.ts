@@ -2,9 +2,9 @@ import { createReadStream, createWriteStream, statSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import type { Config } from '../config.js';
-import { SCOPES, type Actor, type Core } from '../domain/core.js';
+import { type Actor, type Core } from '../domain/core.js';
 import { ensureLocalTenant } from '../domain/local-tenant.js';
-import { isUuid } from '../domain/text.js';
+import { findTenant } from '../domain/tenants.js';
 import { AppError } from '../errors.js';
 import { exportTenant } from '../portability/export.js';
 import { IMPORT_FORMATS, type ImportFormat } from '../portability/formats.js';
@@ -12,6 +12,7 @@ import { importStream } from '../portability/run-import.js';
 import { startCore } from '../start-core.js';
 import { UsageError } from './failure.js';
 import { progressBar } from './progress.js';
+import { SCOPES } from '../vocabulary.js';
 
 /**
  * `agent-memory export` and `agent-memory import FILE`: the tenant's data out of and into the
@@ -31,11 +32,9 @@ function parse<R>(run: () => R): R {
 /** The tenant named by --tenant, else the local tenant (the one `agent-memory mcp` uses). */
 async function actorFor(core: Core, tenant: string | undefined): Promise<Actor> {
   if (tenant === undefined) return { tenantId: await ensureLocalTenant(core), keyId: null, scopes: new Set(SCOPES) };
-  const found = isUuid(tenant)
-    ? await core.db.selectFrom('tenants').select('id').where('id', '=', tenant).executeTakeFirst()
-    : undefined;
+  const found = await findTenant(core, { id: tenant });
   if (!found) throw new AppError('not_found', `no tenant ${tenant} in this database`);
-  return { tenantId: found.id, keyId: null, scopes: new Set(SCOPES) };
+  return { tenantId: found.tenantId, keyId: null, scopes: new Set(SCOPES) };
 }
 
 /** Waits for the stream to take more when it is full, so memory stays flat on a slow disk or pipe. */

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { ActionableError } from '../errors.js';
 import type { Db } from './connect.js';
 import { detectCitus } from './citus.js';
 import { MIGRATION_LOCK_KEY } from './migrate.js';
@@ -132,7 +133,7 @@ export function unplacedTables(): string[] {
   return Object.keys(TABLES).filter((t) => !placed.has(t));
 }
 
-export class NotCitusError extends Error {}
+export class NotCitusError extends ActionableError {}
 
 /**
  * Distributes what is not yet distributed, in one transaction under the migration lock, so that

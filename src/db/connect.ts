@@ -1,6 +1,6 @@
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
-import { Kysely, PGliteDialect } from 'kysely';
+import { Kysely, PGliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
@@ -137,7 +137,7 @@ export const REPLICA_CONNECT_TIMEOUT_MS = 2_000;
 /**
  * A read replica (DATABASE_READ_URL): a pool set up as the primary's (JIT off, prepared statements),
  * but opened without a round trip and with a connect timeout: a replica that is down must neither
- * stop a start nor hold a recall, which then reads the primary (src/domain/read-replicas.ts).
+ * stop a start nor hold a recall, which then reads the primary (src/db/read-replicas.ts).
  */
 export function openReadReplica(url: string, poolSize: number, log?: ConnectionLog): DbHandle {
   const pool = resilientPool(
@@ -184,4 +184,20 @@ export function openDatabase(options: {
   return options.databaseUrl
     ? openPostgres(options.databaseUrl, options.poolSize, options.log)
     : openPglite(options.dataDir);
+}
+
+/** Whether the database answers a trivial query now (for /readyz). */
+export async function answers(db: Db): Promise<boolean> {
+  return sql`SELECT 1`.execute(db).then(
+    () => true,
+    () => false,
+  );
+}
+
+/**
+ * Refreshes the planner's statistics. PGlite runs no autovacuum, so nothing else does there; without
+ * them it cannot tell a subject's few rows from a tenant's many when choosing btree or HNSW.
+ */
+export async function analyze(db: Db): Promise<void> {
+  await sql`ANALYZE`.execute(db);
 }

@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
+import { ActionableError } from '../errors.js';
 import { detectCitus } from './citus.js';
 import type { Db } from './connect.js';
 import { dropVectorIndex, ensureVectorIndex, vectorIndexDimensions, type EmbedderIdentity } from './vector.js';
@@ -12,7 +13,7 @@ const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url))
 // Any fixed 64-bit number; every process that migrates this database takes the same lock.
 export const MIGRATION_LOCK_KEY = 7_214_003_118_505_001;
 
-export class EmbedderMismatchError extends Error {}
+export class EmbedderMismatchError extends ActionableError {}
 
 /** The migration files, in the order they apply. */
 export async function readMigrations(): Promise<{ name: string; sql: string }[]> {

@@ -1,4 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
+import type { Binding } from '../vocabulary.js';
 
 /** Kysely's view of migrations/*.sql; keep the two in step. */
 
@@ -66,7 +67,7 @@ export interface MemoriesTable {
   content_key: string;
   /** The kinds its nouns are of (migration 0010, src/text/concepts.ts); null until computed. */
   concepts: string | null;
-  binding: 'private' | 'anchored' | 'session' | 'canon';
+  binding: Binding;
   anchor_id: string | null;
   session_id: string | null;
   status: Generated<'active' | 'superseded'>;
@@ -104,7 +105,7 @@ export interface AuditEventsTable {
   /** bigint, read as a number: src/db/connect.ts parses int8 so, and PGlite does already. */
   seq: ColumnType<number, never, never>;
   at: Timestamp;
-  /** One of the domain's AUDIT_ACTIONS (src/domain/audit.ts); the column is plain text. */
+  /** One of the AUDIT_ACTIONS (src/vocabulary.ts); the column is plain text. */
   action: string;
   memory_id: string | null;
   anchor_id: string | null;

@@ -8,28 +8,8 @@ import { CHANGES_CHANNEL, encodeChange } from './changes.js';
 import type { Actor } from './core.js';
 import { decodeCursor, toPage, type Page } from './pagination.js';
 import { isUuid, newId } from './text.js';
-import { enqueueWebhooks } from '../webhooks/outbox.js';
-
-export const AUDIT_ACTIONS = [
-  'created',
-  'reinforced',
-  'superseded',
-  'promoted',
-  'merged',
-  'corrected',
-  'deleted',
-  'updated',
-  'expired',
-  'session_ended',
-  'canon_written',
-  'canon_deleted',
-  'anchor_purged',
-  'key_created',
-  'key_revoked',
-  'job_finished',
-  'import_finished',
-] as const;
-export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+import type { AuditAction } from '../vocabulary.js';
+import { enqueueWebhooks } from '../db/webhook-outbox.js';
 
 /** Ids, counts, bindings and confidences: never memory content, names or metadata. */
 export type AuditChanges = Record<string, string | number | boolean | null | string[]>;
@@ -63,7 +43,7 @@ export async function recordEvent(trx: Db, actor: Actor, at: Date, input: AuditI
       changes: JSON.stringify(input.changes ?? {}),
     })
     .execute();
-  // The webhook outbox (src/webhooks/outbox.ts), in this same transaction: its deliveries exist
+  // The webhook outbox (src/db/webhook-outbox.ts), in this same transaction: its deliveries exist
   // exactly when the change does, whatever happens to the process after the commit.
   await enqueueWebhooks(trx, {
     tenantId: actor.tenantId,

@@ -16,9 +16,6 @@ import {
 } from './store.js';
 import { lastInSession, windowText } from './windows.js';
 
-/** POST /v1/memories/batch takes at most this many items (docs/api.md §4). */
-export const BATCH_MAX_ITEMS = 500;
-
 /**
  * Items embedded in one embedder call, then stored while the next wave is embedded: the model works
  * in its worker threads while the database works on the previous wave.

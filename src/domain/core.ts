@@ -1,13 +1,14 @@
 import type { Logger } from 'pino';
 import type { ContradictionDetector } from '../beliefs/contradiction-detector.js';
 import type { Config } from '../config.js';
-import type { Db } from '../db/connect.js';
+import { answers, type Db } from '../db/connect.js';
 import type { Embedder } from '../embedding/embedder.js';
 import type { ConversationExtractor } from '../extraction/extractor.js';
 import type { LlmBreaker } from '../llm/breaker.js';
+import type { Scope } from '../vocabulary.js';
 import type { ChangeFeed } from './changes.js';
 import type { DomainMetrics } from './metrics.js';
-import type { ReadReplicas } from './read-replicas.js';
+import type { ReadReplicas } from '../db/read-replicas.js';
 
 export type Clock = () => Date;
 
@@ -23,18 +24,15 @@ export interface Core {
   readonly llm?: LlmBreaker | undefined;
   readonly config: Config;
   readonly log: Logger;
-  /** Where the core reports its work for /metrics; absent, nothing is reported (src/domain/measured.ts). */
+  /** Where the core reports its work for /metrics; absent, nothing is reported (src/measured.ts). */
   readonly metrics?: DomainMetrics | undefined;
-  /** With DATABASE_READ_URL: which database recall reads (src/domain/read-replicas.ts); absent, the primary. */
+  /** With DATABASE_READ_URL: which database recall reads (src/db/read-replicas.ts); absent, the primary. */
   readonly reads?: ReadReplicas | undefined;
   /** On Postgres, the tenant exports' own small pool (src/db/export-pool.ts); absent, exports read `db`. */
   readonly exportDb?: Db | undefined;
   /** Committed changes by tenant, as the database announces them (src/domain/changes.ts); absent, none are heard. */
   readonly changes?: ChangeFeed | undefined;
 }
-
-export const SCOPES = ['read', 'write', 'admin'] as const;
-export type Scope = (typeof SCOPES)[number];
 
 /** Who is acting: the tenant and key behind a request, resolved by authentication. */
 export interface Actor {
@@ -47,4 +45,9 @@ export interface Actor {
    * agent of the tenant, as for keys without a list, setup, the sweeper and stdio.
    */
   readonly agentIds?: ReadonlySet<string> | null;
+}
+
+/** Whether the core's (primary) database answers a trivial query now: /readyz. */
+export function databaseAnswers(core: Core): Promise<boolean> {
+  return answers(core.db);
 }

@@ -8,6 +8,7 @@ import { findMemoryRow, insertMemory, toMemory, type Memory } from './memories.j
 import { askedExpiry, isExpired, type LifeInput } from './life.js';
 import { lockMemory, partitionOfRow } from './memory-lock.js';
 import { inPartition } from './partition.js';
+import { markSuperseded } from './supersede.js';
 import { contentKey, newId } from './text.js';
 
 export interface CorrectInput {
@@ -135,12 +136,7 @@ export async function correctMemory(core: Core, actor: Actor, input: CorrectInpu
         changes: { binding: row.binding, confidence, corrects: row.id },
       });
     }
-    await trx
-      .updateTable('memories')
-      .set({ status: 'superseded', superseded_by: targetId, updated_at: now, superseded_at: now })
-      .where('tenant_id', '=', actor.tenantId)
-      .where('id', '=', row.id)
-      .execute();
+    await markSuperseded(trx, actor.tenantId, row.id, targetId, now);
     await recordEvent(trx, actor, now, {
       action: 'corrected',
       agentId,

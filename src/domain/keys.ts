@@ -7,8 +7,9 @@ import { AppError, notFound } from '../errors.js';
 import type { KeyObject } from '../schemas/objects.js';
 import { assertCanGrant, canSeeKey } from './agent-binding.js';
 import { recordEvent } from './audit.js';
-import { SCOPES, type Actor, type Core, type Scope } from './core.js';
+import { type Actor, type Core } from './core.js';
 import { isUuid, newId } from './text.js';
+import { SCOPES, type Scope } from '../vocabulary.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 // 40 base62 characters carry 238 bits: well past guessing, and enough that SHA-256 suffices.
@@ -106,6 +107,23 @@ export async function createKey(
 }
 
 /** The tenant's keys the actor may see: a bound actor, only those bound to some of its agents. */
+/**
+ * The ids among these actors' keys that are not revoked: what a long-lived session (MCP over HTTP)
+ * checks now and then, since it authenticated once.
+ */
+export async function liveKeyIds(db: Db, actors: readonly Actor[]): Promise<Set<string>> {
+  const keyed = actors.filter((a) => a.keyId !== null);
+  if (keyed.length === 0) return new Set();
+  const live = await db
+    .selectFrom('api_keys')
+    .select('id')
+    .where('tenant_id', 'in', [...new Set(keyed.map((a) => a.tenantId))])
+    .where('id', 'in', [...new Set(keyed.map((a) => a.keyId ?? ''))])
+    .where('revoked_at', 'is', null)
+    .execute();
+  return new Set(live.map((k) => k.id));
+}
+
 export async function listKeys(db: Db, actor: Actor): Promise<ApiKeyView[]> {
   const rows = await db
     .selectFrom('api_keys')

@@ -2,7 +2,7 @@ import { sql, type Selectable, type SqlBool } from 'kysely';
 import { memoryFilterSql } from '../db/memory-filter.js';
 import type { MemoryFilter } from '../filter/language.js';
 import type { z } from 'zod';
-import type { Binding, Config } from '../config.js';
+import type { Config } from '../config.js';
 import type { Db } from '../db/connect.js';
 import type { MemoriesTable } from '../db/schema.js';
 import { vectorParam } from '../db/vector.js';
@@ -10,16 +10,17 @@ import { conceptsOf } from '../text/concepts.js';
 import { AppError, notFound } from '../errors.js';
 import type { MemoryObject } from '../schemas/objects.js';
 import { canSeeMemory } from './agent-binding.js';
-import { memoryHistory, recordEvent, type AuditAction, type AuditEvent } from './audit.js';
+import { memoryHistory, recordEvent, type AuditEvent } from './audit.js';
 import type { Actor, Core } from './core.js';
 import { effectiveConfidence, effectiveConfidenceSql } from './decay.js';
 import { lockMemory } from './memory-lock.js';
 import { decodeOffsetCursor, encodeOffsetCursor } from './pagination.js';
 import { contentKey, isUuid } from './text.js';
+import type { Binding, AuditAction } from '../vocabulary.js';
 
 export type Memory = z.output<typeof MemoryObject>;
 
-/** What MEMORY_COLUMNS selects. */
+/** What MEMORY_WITH_ANCHOR_COLUMNS selects. */
 export type MemoryRow = Omit<
   Selectable<MemoriesTable>,
   'tenant_id' | 'content_key' | 'concepts' | 'embedding' | 'window_embedding' | 'embedder' | 'search' | 'seq'
@@ -57,7 +58,7 @@ type OfM<T extends readonly string[]> = { readonly [K in keyof T]: `m.${T[K] & s
 export const MEMORY_ROW_COLUMNS = MEMORY_OWN_COLUMNS.map((c) => `m.${c}`) as unknown as OfM<typeof MEMORY_OWN_COLUMNS>;
 
 /** What a Memory is made from: its own columns and its anchor's external id (memoriesWithAnchor). */
-export const MEMORY_COLUMNS = [...MEMORY_ROW_COLUMNS, 'e.external_id as anchor_external_id'] as const;
+export const MEMORY_WITH_ANCHOR_COLUMNS = [...MEMORY_ROW_COLUMNS, 'e.external_id as anchor_external_id'] as const;
 
 /**
  * Not expired at `now`, as SQL on memories `m`: an expired memory leaves the lists at once, before
@@ -122,7 +123,7 @@ export function toMemory(row: MemoryRow, now: Date): Memory {
 export async function findMemoryRow(db: Db, tenantId: string, id: string): Promise<MemoryRow | undefined> {
   if (!isUuid(id)) return undefined;
   return memoriesWithAnchor(db)
-    .select(MEMORY_COLUMNS)
+    .select(MEMORY_WITH_ANCHOR_COLUMNS)
     .where('m.tenant_id', '=', tenantId)
     .where('m.id', '=', id)
     .executeTakeFirst();
@@ -262,7 +263,7 @@ export async function anchorProfile(
   const status = options.status ?? 'active';
   const since = options.changedSince;
   const rows = await memoriesWithAnchor(core.db)
-    .select(MEMORY_COLUMNS)
+    .select(MEMORY_WITH_ANCHOR_COLUMNS)
     .where('m.tenant_id', '=', tenantId)
     .where('m.anchor_id', '=', anchorId)
     .where('m.binding', '=', 'anchored')

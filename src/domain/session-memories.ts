@@ -3,7 +3,14 @@ import type { MemoryFilter } from '../filter/language.js';
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import type { Db } from '../db/connect.js';
 import type { Core } from './core.js';
-import { changedSince, MEMORY_COLUMNS, memoriesWithAnchor, toMemory, unexpired, type Memory } from './memories.js';
+import {
+  changedSince,
+  MEMORY_WITH_ANCHOR_COLUMNS,
+  memoriesWithAnchor,
+  toMemory,
+  unexpired,
+  type Memory,
+} from './memories.js';
 import { getSession, type Session } from './sessions.js';
 
 /**
@@ -71,7 +78,7 @@ export async function sessionWithMemories(
   const session = await getSession(core.db, tenantId, sessionId);
   const now = core.clock();
   const rows = await memoriesWithAnchor(core.db)
-    .select(MEMORY_COLUMNS)
+    .select(MEMORY_WITH_ANCHOR_COLUMNS)
     .where('m.tenant_id', '=', tenantId)
     .where('m.session_id', '=', session.id)
     .where(unexpired(now))

@@ -1,10 +1,10 @@
 import type { z } from 'zod';
-import type { Binding, Config } from '../config.js';
+import type { Config } from '../config.js';
 import type { StoredMemoryObject } from '../schemas/objects.js';
 import type { Db } from '../db/connect.js';
 import { cosineDistance } from '../db/vector.js';
 import { identityText, sameValues } from '../beliefs/near-duplicate.js';
-import { sameSpeaker, speakerOf } from '../retrieval/speakers.js';
+import { sameSpeaker, speakerOf } from '../text/speakers.js';
 import type { ContradictionDetector } from '../beliefs/contradiction-detector.js';
 import { createContradictionDetector } from '../beliefs/detector.js';
 import { actAs } from './agent-binding.js';
@@ -17,8 +17,10 @@ import { findMemoryRow, insertMemory, MEMORY_ROW_COLUMNS, toMemory, type Memory,
 import { anchoredOf, inPartition, lockPartition, type Partition } from './partition.js';
 import { recordMention } from './session-memories.js';
 import { placeForStore, resolvePlacement, type Placement, type StorePlacement } from './placement.js';
+import { markSuperseded } from './supersede.js';
 import { newId } from './text.js';
 import { lastInSession, windowText } from './windows.js';
+import type { Binding } from '../vocabulary.js';
 
 export interface StoreInput {
   agentId: string;
@@ -103,7 +105,7 @@ export function partitionOf(actor: Actor, agentId: string, placement: Placement)
 /** A memory of the partition near the new one: its row, so that reinforcing it reads nothing more. */
 type Candidate = Omit<MemoryRow, 'anchor_external_id'> & { distance: number };
 
-/** Who says a memory (src/retrieval/speakers.ts): its metadata's speaker, else its content's label. */
+/** Who says a memory (src/text/speakers.ts): its metadata's speaker, else its content's label. */
 export const speakerOfMemory = (metadata: Readonly<Record<string, unknown>> | undefined, content: string) =>
   speakerOf(metadata?.['speaker'], content);
 
@@ -518,12 +520,7 @@ async function markMerged(
   intoId: string,
   now: Date,
 ): Promise<void> {
-  await trx
-    .updateTable('memories')
-    .set({ status: 'superseded', superseded_by: intoId, updated_at: now, superseded_at: now })
-    .where('tenant_id', '=', actor.tenantId)
-    .where('id', '=', copy.id)
-    .execute();
+  await markSuperseded(trx, actor.tenantId, copy.id, intoId, now);
   await recordEvent(trx, actor, now, {
     action: 'merged',
     agentId: partition.agentId,
@@ -544,12 +541,7 @@ async function supersede(
 ): Promise<void> {
   const old = await findMemoryRow(trx, actor.tenantId, oldId);
   if (!old) return;
-  await trx
-    .updateTable('memories')
-    .set({ status: 'superseded', superseded_by: newId, updated_at: now, superseded_at: now })
-    .where('tenant_id', '=', actor.tenantId)
-    .where('id', '=', oldId)
-    .execute();
+  await markSuperseded(trx, actor.tenantId, oldId, newId, now);
   await recordEvent(trx, actor, now, {
     action: 'superseded',
     agentId: partition.agentId,

@@ -1,4 +1,5 @@
 import { startDeadline } from '../deadline.js';
+import { ActionableError } from '../errors.js';
 import type { EmbedKind, Embedder, EmbedOptions } from './embedder.js';
 
 /**
@@ -23,7 +24,7 @@ export interface HttpEmbedderSettings {
   maxRetries?: number | undefined;
 }
 
-export class EmbeddingError extends Error {
+export class EmbeddingError extends ActionableError {
   constructor(
     message: string,
     /** Whether trying again may succeed. */

@@ -4,11 +4,11 @@
  * what is wrong. Compiled to SQL by src/db/memory-filter.ts; recall, the lists and export share it.
  */
 
+import { BINDINGS } from '../vocabulary.js';
+
 /** The built-in fields a filter may name beside `metadata.<key>`. */
 export const BUILT_IN_FIELDS = ['agent_id', 'binding', 'occurred_at', 'created_at', 'pinned'] as const;
 export type BuiltInField = (typeof BUILT_IN_FIELDS)[number];
-
-export const BINDINGS = ['private', 'anchored', 'session', 'canon'] as const;
 
 /** How deep `$and`, `$or` and `$not` may nest (the top level is depth 1). */
 export const FILTER_MAX_DEPTH = 6;

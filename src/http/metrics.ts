@@ -3,17 +3,17 @@ import express, { type Request, type Response } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { MetricsConfig } from '../config.js';
 import type { Core } from '../domain/core.js';
-import { measuredEmbedder } from '../domain/measured.js';
+import { READ_TARGETS } from '../vocabulary.js';
+import { measuredEmbedder } from '../measured.js';
 import type { DomainMetrics } from '../domain/metrics.js';
 import { AppError, toProblem } from '../errors.js';
 import { LLM_PURPOSES, type LlmBreaker, type LlmCounts } from '../llm/breaker.js';
-import { READ_TARGETS, type ReadReplicas } from '../domain/read-replicas.js';
 
 /** Latencies of a request-sized piece of work: from a cached embedding to a slow model call. */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /** One registry per app, so several apps in one process (tests) do not collide. */
-export function createMetrics(llm?: LlmBreaker, reads?: ReadReplicas) {
+export function createMetrics(llm?: LlmBreaker, reads?: Core['reads']) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const requests = new Counter({
@@ -177,7 +177,7 @@ function registerLlmMetrics(registry: Registry, llm: LlmBreaker): void {
 }
 
 /** Where recalls read, with DATABASE_READ_URL set: read at each scrape from the router's totals. */
-function registerReadMetrics(registry: Registry, reads: ReadReplicas): void {
+function registerReadMetrics(registry: Registry, reads: NonNullable<Core['reads']>): void {
   new Gauge({
     name: 'agent_memory_read_replicas',
     help: 'Read replicas configured (DATABASE_READ_URL)',

@@ -1,7 +1,8 @@
 import type { Request, Response } from 'express';
 import type { z } from 'zod';
 import type { Config } from '../config.js';
-import type { Actor, Core, Scope } from '../domain/core.js';
+import type { Actor, Core } from '../domain/core.js';
+import type { Scope } from '../vocabulary.js';
 
 /**
  * One table of routes drives both the express handlers and the OpenAPI document, so the schemas

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { storeBatchItems } from '../http/batch-items.js';
+import { storeBatchItems } from './batch-items.js';
 import type { StoreBatchResponse } from '../schemas/objects.js';
 import type { JobKind } from './kind.js';
 

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { IngestInput, IngestResult } from '../domain/ingest.js';
-import { measuredIngest } from '../domain/measured.js';
+import { measuredIngest } from '../measured.js';
 import type { IngestBody } from '../schemas/inputs.js';
 import type { IngestResponse } from '../schemas/objects.js';
 import type { JobKind } from './kind.js';

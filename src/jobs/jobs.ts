@@ -10,8 +10,8 @@ import { isUuid, newId } from '../domain/text.js';
 import { notFound } from '../errors.js';
 import type { JobObject } from '../schemas/jobs.js';
 import { writeBody } from './body-chunks.js';
-import type { JobKindName } from './kind.js';
 import { wakeRunners } from './wake.js';
+import type { JobKindName } from '../vocabulary.js';
 
 export type Job = z.output<typeof JobObject>;
 type JobRow = Selectable<JobsTable>;

@@ -1,11 +1,5 @@
 import type { Actor, Core } from '../domain/core.js';
 
-/** The kinds of job, as rows and the API name them; each has its JobKind in kinds.ts. */
-export const JOB_KIND_NAMES = ['ingest', 'import', 'batch'] as const;
-export type JobKindName = (typeof JOB_KIND_NAMES)[number];
-
-export const JOB_STATES = ['queued', 'running', 'succeeded', 'failed'] as const;
-
 /** Counts a job reports while it runs and in its `job_finished` event: numbers only, never content. */
 export type JobCounts = Record<string, number>;
 

@@ -1,7 +1,8 @@
 import { batchJob } from './batch-job.js';
 import { importJob } from './import-job.js';
 import { ingestJob } from './ingest-job.js';
-import type { JobKind, JobKindName } from './kind.js';
+import type { JobKind } from './kind.js';
+import type { JobKindName } from '../vocabulary.js';
 
 /**
  * Every kind of job, by the name its rows carry. A new kind is its name in JOB_KIND_NAMES (kind.ts), one entry here (its input, its run

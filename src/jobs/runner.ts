@@ -1,13 +1,14 @@
 import { sql, type Selectable } from 'kysely';
 import type { JobsTable } from '../db/schema.js';
 import { recordEvent, type AuditChanges } from '../domain/audit.js';
-import type { Actor, Core, Scope } from '../domain/core.js';
+import type { Actor, Core } from '../domain/core.js';
 import { newId } from '../domain/text.js';
 import { AppError, outageError, toProblem, type Problem } from '../errors.js';
 import { readBody } from './body-chunks.js';
-import { JOB_KIND_NAMES, type JobCounts } from './kind.js';
+import { type JobCounts } from './kind.js';
 import { jobKind } from './kinds.js';
 import { onJobSubmitted } from './wake.js';
+import { type Scope, JOB_KIND_NAMES } from '../vocabulary.js';
 
 /**
  * The job runner of one process (docs/architecture.md#jobs). Every process of a database may run

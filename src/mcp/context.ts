@@ -1,9 +1,10 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
-import type { Actor, Core, Scope } from '../domain/core.js';
+import type { Actor, Core } from '../domain/core.js';
 import { AppError } from '../errors.js';
 import { agentId as agentIdField } from '../schemas/fields.js';
 import { toolError } from './errors.js';
+import type { Scope } from '../vocabulary.js';
 
 /** Who calls, resolved by the transport before any tool runs: tools never read headers or env. */
 export interface McpIdentity {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Actor, Core } from '../domain/core.js';
+import { liveKeyIds } from '../domain/keys.js';
 import { UnavailableError } from '../errors.js';
 import { createMcpServer } from './server.js';
 
@@ -126,14 +127,10 @@ export class McpSessions {
     const keyed = [...this.sessions.values()].filter((s) => s.actor.keyId !== null);
     if (keyed.length === 0) return;
     try {
-      const live = await this.core.db
-        .selectFrom('api_keys')
-        .select('id')
-        .where('tenant_id', 'in', [...new Set(keyed.map((s) => s.actor.tenantId))])
-        .where('id', 'in', [...new Set(keyed.map((s) => s.actor.keyId ?? ''))])
-        .where('revoked_at', 'is', null)
-        .execute();
-      const valid = new Set(live.map((k) => k.id));
+      const valid = await liveKeyIds(
+        this.core.db,
+        keyed.map((s) => s.actor),
+      );
       for (const session of [...this.sessions.values()]) {
         if (session.actor.keyId !== null && !valid.has(session.actor.keyId)) await this.close(session, 'key revoked');
       }

@@ -74,7 +74,7 @@ const memoryColumns = (trx: Trx) =>
 
 type MemoryRow = Awaited<ReturnType<ReturnType<typeof memoryColumns>['executeTakeFirstOrThrow']>>;
 
-function memoryFields(r: MemoryRow) {
+function memoryRecordFields(r: MemoryRow) {
   return {
     id: r.id,
     agent_id: r.agent_id,
@@ -98,7 +98,7 @@ function memoryFields(r: MemoryRow) {
 export function toMemoryRecord(r: MemoryRow): MemoryRecord {
   // The binding is checked by the query: canon rows go out as canon records.
   const binding = r.binding as MemoryRecord['binding'];
-  const { id, agent_id, content, ...rest } = memoryFields(r);
+  const { id, agent_id, content, ...rest } = memoryRecordFields(r);
   return {
     type: 'memory',
     id,
@@ -250,7 +250,7 @@ export async function exportTenant(
         .$call((q) => passing(options, q))
         .orderBy('m.seq');
       for await (const r of cursorRows(trx, 'export_canon', canon)) {
-        const record: CanonRecord = { type: 'canon', ...memoryFields(r) };
+        const record: CanonRecord = { type: 'canon', ...memoryRecordFields(r) };
         await emit(record);
       }
 

@@ -243,7 +243,7 @@ function mcpMemory(
 }
 
 /** Relation types are written as identifiers (works_at); a fact reads better with spaces. */
-const words = (relationType: string): string => relationType.replace(/[_-]+/gu, ' ').trim();
+const spacedRelation = (relationType: string): string => relationType.replace(/[_-]+/gu, ' ').trim();
 
 function mcpFormat(ctx: FormatContext, now: Date): LineConverter {
   const at = now.toISOString();
@@ -261,7 +261,7 @@ function mcpFormat(ctx: FormatContext, now: Date): LineConverter {
     // source finds it; the target becomes a subject too, as the graph names it as one.
     const from = mcpAnchor(value.from, undefined, at);
     const to = mcpAnchor(value.to, undefined, at);
-    const fact = `${value.from} ${words(value.relationType)} ${value.to}`;
+    const fact = `${value.from} ${spacedRelation(value.relationType)} ${value.to}`;
     return {
       line: line.number,
       records: [

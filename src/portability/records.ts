@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { AUDIT_ACTIONS } from '../domain/audit.js';
 import { agentId, anchorExternalId, metadata, text, uuid } from '../schemas/fields.js';
+import { AUDIT_ACTIONS, BINDINGS } from '../vocabulary.js';
 
 /**
  * The records of our own export format (NDJSON, one typed record a line), as the exporter writes
@@ -54,7 +54,7 @@ export const SessionRecord = z.object({
   expires_at: time.nullable(),
 });
 
-const memoryFields = {
+const memoryRecordShape = {
   id: uuid,
   agent_id: agentId,
   content: text().refine((s) => s.trim().length > 0, 'must not be empty'),
@@ -78,8 +78,8 @@ const memoryFields = {
 export const MemoryRecord = z
   .object({
     type: z.literal('memory'),
-    ...memoryFields,
-    binding: z.enum(['private', 'anchored', 'session']),
+    ...memoryRecordShape,
+    binding: z.enum(BINDINGS).exclude(['canon']),
     anchor_id: uuid.nullable(),
     session_id: uuid.nullable(),
     /** Later sessions of the subject that stored this session memory again (docs/api.md §6). */
@@ -95,7 +95,7 @@ export const MemoryRecord = z
       ctx.addIssue({ code: 'custom', path: ['binding'], message: 'a private memory has no anchor_id or session_id' });
   });
 
-export const CanonRecord = z.object({ type: z.literal('canon'), ...memoryFields });
+export const CanonRecord = z.object({ type: z.literal('canon'), ...memoryRecordShape });
 
 export const AuditRecord = z.object({
   type: z.literal('audit'),

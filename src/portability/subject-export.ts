@@ -1,7 +1,7 @@
 import { getAnchor, type Anchor } from '../domain/anchors.js';
 import { canSeeMemory } from '../domain/agent-binding.js';
 import type { Actor, Core } from '../domain/core.js';
-import { MEMORY_COLUMNS, memoriesWithAnchor, toMemory, type Memory } from '../domain/memories.js';
+import { MEMORY_WITH_ANCHOR_COLUMNS, memoriesWithAnchor, toMemory, type Memory } from '../domain/memories.js';
 import { anchorSessions, type Session } from '../domain/sessions.js';
 import { sql } from 'kysely';
 import { memoryFilterSql } from '../db/memory-filter.js';
@@ -37,7 +37,7 @@ export async function exportSubject(
       const sessions = await anchorSessions(trx, actor.tenantId, anchor.id);
       const rows = await memoriesWithAnchor(trx)
         .select([
-          ...MEMORY_COLUMNS,
+          ...MEMORY_WITH_ANCHOR_COLUMNS,
           sql<string[]>`coalesce((SELECT json_agg(mm.session_id ORDER BY mm.session_id) FROM memory_mentions mm
             WHERE mm.tenant_id = m.tenant_id AND mm.memory_id = m.id), '[]'::json)`.as('mentioned_in_sessions'),
         ])

@@ -1,5 +1,5 @@
-import type { Binding } from '../config.js';
 import { DAY_MS } from '../domain/time.js';
+import type { Binding } from '../vocabulary.js';
 
 /**
  * How candidates become a ranking. Each number was chosen on the three LoCoMo dev conversations

@@ -24,7 +24,7 @@ import {
   type ScopeReadInput,
 } from './queries/scope-read.js';
 import { rankScanned } from './scan-rank.js';
-import { namedSpeakers, speakerKey, speakerOf } from './speakers.js';
+import { namedSpeakers, speakerKey, speakerOf } from '../text/speakers.js';
 import { asksAboutTime, statesTime } from './time-cue.js';
 
 export interface RecallInput {

@@ -1,7 +1,4 @@
 import { z } from 'zod';
-import { AUDIT_ACTIONS } from '../domain/audit.js';
-import { BATCH_MAX_ITEMS } from '../domain/batch.js';
-import { SCOPES } from '../domain/core.js';
 import {
   agentId,
   anchorExternalId,
@@ -17,6 +14,10 @@ import {
   text,
   uuid,
 } from './fields.js';
+import { AUDIT_ACTIONS, SCOPES } from '../vocabulary.js';
+
+/** POST /v1/memories/batch takes at most this many items (docs/api.md §4). */
+export const BATCH_MAX_ITEMS = 500;
 
 /**
  * Every body and query object is strict: an unknown field (a typo such as anchor_externalid) is

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { JOB_KIND_NAMES, JOB_STATES } from '../jobs/kind.js';
 import { booleanFlag, cursor, limit } from './fields.js';
 import { ImportResultObject, IngestResponse, ProblemObject, StoreBatchResponse } from './objects.js';
+import { JOB_KIND_NAMES, JOB_STATES } from '../vocabulary.js';
 
 const time = z.string().describe('ISO-8601, UTC');
 

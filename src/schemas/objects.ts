@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import { AUDIT_ACTIONS } from '../domain/audit.js';
-import { SCOPES } from '../domain/core.js';
 import { ERROR_STATUS, type ErrorCode } from '../errors.js';
+import { AUDIT_ACTIONS, BINDINGS, SCOPES } from '../vocabulary.js';
 
 /** The response objects of docs/api.md §3, for the OpenAPI document and for tests that check bodies. */
 
@@ -13,7 +12,7 @@ export const MemoryObject = z.object({
   id: z.string(),
   agent_id: z.string(),
   content: z.string(),
-  binding: z.enum(['private', 'anchored', 'session', 'canon']),
+  binding: z.enum(BINDINGS),
   anchor_id: nullableId,
   anchor_external_id: z.string().nullable(),
   session_id: nullableId,

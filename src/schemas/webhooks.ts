@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { WEBHOOK_EVENTS } from '../webhooks/events.js';
 import { cursor, limit, text } from './fields.js';
+import { WEBHOOK_EVENTS } from '../vocabulary.js';
 
 /** Webhook endpoints and their deliveries (docs/webhooks.md): request bodies and response objects. */
 

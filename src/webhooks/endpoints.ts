@@ -6,9 +6,9 @@ import type { Actor, Core } from '../domain/core.js';
 import { isUuid, newId } from '../domain/text.js';
 import { AppError } from '../errors.js';
 import { hostOf, RefusedAddressError, resolveDeliveryAddress } from './address.js';
-import type { WebhookEvent } from './events.js';
-import { WEBHOOKS_CHANNEL } from './outbox.js';
+import { WEBHOOKS_CHANNEL } from '../db/webhook-outbox.js';
 import { newSecret } from './signature.js';
+import type { WebhookEvent } from '../vocabulary.js';
 
 /** A tenant's endpoints are few; a bound on them keeps the outbox's per-event insert small. */
 export const ENDPOINTS_PER_TENANT = 50;

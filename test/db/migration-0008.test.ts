@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reembedMemories } from '../../src/cli/reembed.js';
+import { reembedMemories } from '../../src/reembed.js';
 import { toVectorLiteral } from '../../src/db/vector.js';
 import { newId } from '../../src/domain/text.js';
 import { windowText } from '../../src/domain/windows.js';

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reembedMemories, type ReembedProgress } from '../../src/cli/reembed.js';
+import { reembedMemories, type ReembedProgress } from '../../src/reembed.js';
 import type { Db } from '../../src/db/connect.js';
 import { toVectorLiteral } from '../../src/db/vector.js';
 import { newId } from '../../src/domain/text.js';

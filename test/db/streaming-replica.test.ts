@@ -4,7 +4,7 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { createHashEmbedder } from '../../src/embedding/hash.js';
-import type { ReadReplicas } from '../../src/domain/read-replicas.js';
+import type { ReadReplicas } from '../../src/db/read-replicas.js';
 import { startCore, type Running } from '../../src/start-core.js';
 import { newKey, newTenant, testConfig, type TestApi } from '../helpers/harness.js';
 

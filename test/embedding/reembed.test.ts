@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { openDatabase } from '../../src/db/connect.js';
 import { EmbedderMismatchError } from '../../src/db/migrate.js';
 import { vectorIndexDimensions } from '../../src/db/vector.js';
-import { reembedMemories, type ReembedProgress } from '../../src/cli/reembed.js';
+import { reembedMemories, type ReembedProgress } from '../../src/reembed.js';
 import type { Config } from '../../src/config.js';
 import type { Actor } from '../../src/domain/core.js';
 import { writeCanon } from '../../src/domain/canon.js';

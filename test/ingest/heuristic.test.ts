@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ConversationMessage } from '../../src/extraction/extractor.js';
-import { createHeuristicExtractor, factsOfMessage, splitClauses } from '../../src/extraction/heuristic.js';
+import { createHeuristicExtractor, factsOfMessage } from '../../src/extraction/heuristic.js';
+import { splitClauses } from '../../src/extraction/heuristic/pieces.js';
 import { dice, loadConversations, MATCH_THRESHOLD, score } from './fixture.js';
 
 const user = (content: string, name?: string): ConversationMessage => ({ role: 'user', content, name });

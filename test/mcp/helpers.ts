@@ -6,11 +6,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import type { Core, Scope } from '../../src/domain/core.js';
+import type { Core } from '../../src/domain/core.js';
 import { authenticate } from '../../src/domain/keys.js';
 import type { McpIdentity } from '../../src/mcp/context.js';
 import { createMcpServer } from '../../src/mcp/server.js';
 import { newKey, type Tenant, type TestApi } from '../helpers/harness.js';
+import type { Scope } from '../../src/vocabulary.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 

@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { SCOPES } from '../../src/domain/core.js';
 import { ensureLocalTenant, localActor } from '../../src/domain/local-tenant.js';
 import { instructions } from '../../src/mcp/server.js';
 import { CanonObject, SessionObject, StoredMemoryObject } from '../../src/schemas/objects.js';
 import { engine, newTenant, testApi, testCore, type TestApi } from '../helpers/harness.js';
 import { call, identityWithScopes, inProcessClient, ok, readJson, text, type Json } from './helpers.js';
+import { SCOPES } from '../../src/vocabulary.js';
 
 /** Every tool and resource of docs/api.md §7, through the SDK Client against createMcpServer in-process. */
 

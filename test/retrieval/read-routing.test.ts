@@ -3,13 +3,13 @@ import { createApp } from '../../src/app.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { openReadReplica, type Db, type DbHandle } from '../../src/db/connect.js';
 import type { Actor, Core } from '../../src/domain/core.js';
-import { ReadReplicas } from '../../src/domain/read-replicas.js';
+import { ReadReplicas } from '../../src/db/read-replicas.js';
 import request from 'supertest';
 import { newKey, newTenant, testApi, testCore, type TestApi } from '../helpers/harness.js';
 import { inProcessClient, ok } from '../mcp/helpers.js';
 
 /**
- * Which database recall reads with DATABASE_READ_URL set (src/domain/read-replicas.ts), on either
+ * Which database recall reads with DATABASE_READ_URL set (src/db/read-replicas.ts), on either
  * engine: the "replica" here is the primary itself, or a pool to a port where nothing listens, so
  * that the choice is seen in the router's counts. test/db/streaming-replica.test.ts runs recall on
  * a real hot standby.

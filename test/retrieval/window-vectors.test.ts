@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { reembedMemories } from '../../src/cli/reembed.js';
+import { reembedMemories } from '../../src/reembed.js';
 import type { Actor, Core } from '../../src/domain/core.js';
 import { storeMemory as storeInCore } from '../../src/domain/store.js';
 import { windowText } from '../../src/domain/windows.js';

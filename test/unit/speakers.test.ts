@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { namedSpeakers, sameSpeaker, speakerKey, speakerOf } from '../../src/retrieval/speakers.js';
+import { namedSpeakers, sameSpeaker, speakerKey, speakerOf } from '../../src/text/speakers.js';
 
 describe('who said a memory', () => {
   it('is metadata.speaker when it is a non-empty string, else the label of a transcript line', () => {

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AUDIT_ACTIONS } from '../../src/domain/audit.js';
-import { EVENT_OF_ACTION, WEBHOOK_EVENTS } from '../../src/webhooks/events.js';
+import { AUDIT_ACTIONS, EVENT_OF_ACTION, WEBHOOK_EVENTS } from '../../src/vocabulary.js';
 
 /** The one table from audit actions to webhook events stays whole as actions are added. */
 describe('webhook event names', () => {

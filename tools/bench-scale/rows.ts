@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { identityText } from '../../src/beliefs/near-duplicate.js';
-import type { Binding } from '../../src/config.js';
 import { memoriesOf, SUBJECT_BIG, type Plan } from './plan.js';
 import { prng, sentence } from './text.js';
+import type { Binding } from '../../src/vocabulary.js';
 
 /** One memory as the loader writes it; everything else in its row follows from config and embedder. */
 export interface MemorySeed {

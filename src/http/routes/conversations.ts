@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { measuredIngest } from '../../domain/measured.js';
+import { measuredIngest } from '../../measured.js';
 import { actAs } from '../../domain/agent-binding.js';
 import { assertContentLimit } from '../../domain/content-limit.js';
 import { ingestInputOf, ingestResponseOf, type IngestJobInput } from '../../jobs/ingest-job.js';

@@ -3,8 +3,7 @@ import { correctMemory } from '../../domain/correct.js';
 import { changeLife } from '../../domain/life.js';
 import type { Actor, Core } from '../../domain/core.js';
 import { deleteMemory, getMemory, getMemoryHistory } from '../../domain/memories.js';
-import { BATCH_MAX_ITEMS } from '../../domain/batch.js';
-import { measuredRecall, measuredStore } from '../../domain/measured.js';
+import { measuredRecall, measuredStore } from '../../measured.js';
 import { storedMemory } from '../../domain/store.js';
 import { checkedFilter } from '../../filter/language.js';
 import {
@@ -31,8 +30,9 @@ import { actAs } from '../../domain/agent-binding.js';
 import type { BatchJobInput } from '../../jobs/batch-job.js';
 import { submitJob } from '../../jobs/jobs.js';
 import { AsyncQuery } from '../../schemas/jobs.js';
-import { lifeOf, storeBatchItems, storeInputOf } from '../batch-items.js';
+import { lifeOf, storeBatchItems, storeInputOf } from '../../jobs/batch-items.js';
 import { accepted, JOB_ACCEPTED } from './jobs.js';
+import { BATCH_MAX_ITEMS } from '../../schemas/inputs.js';
 
 /** An item's agent, when it names one as a string (a bad item fails alone when the job runs). */
 const agentOfItem = (item: unknown): string | undefined =>

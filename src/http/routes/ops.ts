@@ -1,5 +1,5 @@
-import { sql } from 'kysely';
 import { z } from 'zod';
+import { databaseAnswers } from '../../domain/core.js';
 import { AppError } from '../../errors.js';
 import { ProblemObject } from '../../schemas/objects.js';
 import type { MetricsConfig } from '../../config.js';
@@ -112,11 +112,7 @@ export function opsRoutes(metrics: Metrics, config: MetricsConfig, openApi: () =
         503: { description: 'The database does not answer', schema: ProblemObject },
       },
       handle: async ({ core }) => {
-        try {
-          await sql`SELECT 1`.execute(core.db);
-        } catch {
-          throw new AppError('unavailable', 'the database does not answer');
-        }
+        if (!(await databaseAnswers(core))) throw new AppError('unavailable', 'the database does not answer');
         // A replica that does not answer leaves the process ready: its recalls read the primary.
         if (!core.reads) return { status: 200, body: { status: 'ready' } };
         const replicas = { configured: core.reads.replicas.length, answering: await core.reads.answering() };

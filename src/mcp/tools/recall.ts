@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { measuredRecall } from '../../domain/measured.js';
+import { measuredRecall } from '../../measured.js';
 import type { RecallResult } from '../../retrieval/recall.js';
 import { limit } from '../../schemas/fields.js';
 import { RecallQuery } from '../../schemas/inputs.js';

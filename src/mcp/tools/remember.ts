@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { measuredBatch, measuredStore } from '../../domain/measured.js';
+import { measuredBatch, measuredStore } from '../../measured.js';
 import { storedMemory, type StoreResult } from '../../domain/store.js';
 import { toProblem } from '../../errors.js';
 import { content, metadata } from '../../schemas/fields.js';

@@ -1,5 +1,4 @@
 import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
-import type { Binding } from '../../config.js';
 import { bm25Idf, bm25LengthNorm, ownWords, queryTerms, termLexemes, type Bm25Parameters } from '../../db/fulltext.js';
 import { wordGroups } from '../../text/word-groups.js';
 import type { Database } from '../../db/schema.js';
@@ -8,9 +7,10 @@ import { unitKeys } from '../../db/scope-stats.js';
 import { contextDistanceTo, queryVector } from '../../db/vector.js';
 import type { Db } from '../../db/connect.js';
 import { FUSION } from '../fusion.js';
-import { SPEAKER_HEAD_CHARS } from '../speakers.js';
+import { SPEAKER_HEAD_CHARS } from '../../text/speakers.js';
 import { TIME_CUE_CHARS } from '../time-cue.js';
 import { scopeFilter, scopeUnits, type Part, type RecallScope } from './scope.js';
+import type { Binding } from '../../vocabulary.js';
 
 /**
  * The lexical side of recall and the session context of every candidate, in one statement: a round

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/connect.js';
 import { anyOf } from '../../db/arrays.js';
-import { MEMORY_COLUMNS, memoriesWithAnchor } from '../../domain/memories.js';
+import { MEMORY_WITH_ANCHOR_COLUMNS, memoriesWithAnchor } from '../../domain/memories.js';
 
 /** The memories a recall returns, chosen by fusion: their whole rows, to answer with. */
 export interface ChosenMemoriesInput {
@@ -13,7 +13,7 @@ export interface ChosenMemoriesInput {
 /** Prepared (the ids go in one array parameter): every recall that returns something sends it. */
 export function chosenMemoriesQuery(q: ChosenMemoriesInput) {
   return memoriesWithAnchor(q.db)
-    .select(MEMORY_COLUMNS)
+    .select(MEMORY_WITH_ANCHOR_COLUMNS)
     .where('m.tenant_id', '=', q.tenantId)
     .where(anyOf(sql.ref('m.id'), q.ids));
 }

@@ -1,11 +1,11 @@
 import { sql, type ExpressionBuilder, type Expression, type SqlBool } from 'kysely';
-import type { Binding } from '../../config.js';
 import { anyOf } from '../../db/arrays.js';
 import { memoryFilterSql } from '../../db/memory-filter.js';
 import type { Database } from '../../db/schema.js';
 import type { ScopeUnit } from '../../db/scope-stats.js';
 import type { subjectIdByExternalId } from '../../domain/anchors.js';
 import type { MemoryFilter } from '../../filter/language.js';
+import type { Binding } from '../../vocabulary.js';
 
 /** Which memories a recall may see, resolved to ids; enforced in SQL by scopeFilter. */
 export interface RecallScope {

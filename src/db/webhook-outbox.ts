@@ -1,7 +1,6 @@
 import { sql } from 'kysely';
-import type { Db } from '../db/connect.js';
-import type { AuditAction, AuditChanges } from '../domain/audit.js';
-import { EVENT_OF_ACTION, type WebhookPayload } from './events.js';
+import { EVENT_OF_ACTION, type AuditAction, type WebhookEvent } from '../vocabulary.js';
+import type { Db } from './connect.js';
 
 /** The NOTIFY channel that wakes the dispatchers once an outbox row commits. */
 export const WEBHOOKS_CHANNEL = 'agent_memory_webhooks';
@@ -17,7 +16,27 @@ export interface OutboxEvent {
   sessionId: string | null;
   keyId: string | null;
   agentId: string | null;
-  changes: AuditChanges;
+  /** The audit event's changes: ids, counts, bindings and confidences, never content. */
+  changes: Record<string, unknown>;
+}
+
+/** What an endpoint receives: Standard Webhooks' type, timestamp and data. */
+export interface WebhookPayload {
+  type: WebhookEvent;
+  timestamp: string;
+  data: {
+    event_id: string;
+    tenant_id: string;
+    memory_id: string | null;
+    anchor_id: string | null;
+    session_id: string | null;
+    /** The agent that acted, as the audit trail names it. */
+    agent_id: string | null;
+    /** The API key that acted; null for the service itself (the sweeper) and the command line. */
+    key_id: string | null;
+    /** The audit event's changes: ids, counts, bindings and confidences, never content. */
+    changes: Record<string, unknown>;
+  };
 }
 
 /**

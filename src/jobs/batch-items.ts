@@ -2,12 +2,12 @@ import type { z } from 'zod';
 import type { Actor, Core } from '../domain/core.js';
 import type { BatchItem } from '../domain/batch.js';
 import type { LifeInput } from '../domain/life.js';
-import { measuredBatch } from '../domain/measured.js';
+import { measuredBatch } from '../measured.js';
 import { storedMemory } from '../domain/store.js';
 import { AppError, toProblem } from '../errors.js';
 import { StoreMemoryBody } from '../schemas/inputs.js';
 import type { StoreBatchResponse } from '../schemas/objects.js';
-import { parseInput } from './validate.js';
+import { parseInput } from '../schemas/parse.js';
 
 /** A body's expiry and pin (src/domain/life.ts). */
 export const lifeOf = (body: {

@@ -1,7 +1,7 @@
 /**
  * Who said a memory, as a field recall can match against names in the query. A memory's speaker is
  * `metadata.speaker` when it is a non-empty string, else the label of a transcript line: up to three
- * capitalized words and a colon at the very start of the content ("Caroline: I went…",
+ * capitalized lowerWords and a colon at the very start of the content ("Caroline: I went…",
  * "User: …", "Dr. Ng: …").
  *
  * In conversation memory, a question about a person is answered by what that person said: on the
@@ -24,10 +24,10 @@ export function speakerOf(metadataSpeaker: unknown, contentHead: string): string
   return LABEL.exec(contentHead)?.[1] ?? null;
 }
 
-const words = (text: string): string[] => text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+const lowerWords = (text: string): string[] => text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
 
-/** Speakers compare by their words, in any case: "Dr. Ng" and "dr ng" are one speaker. */
-export const speakerKey = (speaker: string): string => words(speaker).join(' ');
+/** Speakers compare by their lowerWords, in any case: "Dr. Ng" and "dr ng" are one speaker. */
+export const speakerKey = (speaker: string): string => lowerWords(speaker).join(' ');
 
 /**
  * Whether two memories may be one belief as far as their speakers go: unless both name a speaker
@@ -43,10 +43,10 @@ export function sameSpeaker(a: string | null, b: string | null): boolean {
  * name is a word of the query ("what did caroline's sister say" names "Caroline").
  */
 export function namedSpeakers(query: string, speakers: Iterable<string>): Set<string> {
-  const queryWords = new Set(words(query));
+  const queryWords = new Set(lowerWords(query));
   const named = new Set<string>();
   for (const speaker of speakers) {
-    const nameWords = words(speaker);
+    const nameWords = lowerWords(speaker);
     if (nameWords.length > 0 && nameWords.every((w) => queryWords.has(w))) named.add(nameWords.join(' '));
   }
   return named;

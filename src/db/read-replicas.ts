@@ -1,10 +1,14 @@
-import { sql } from 'kysely';
-import type { Db } from '../db/connect.js';
-import type { Actor } from './core.js';
+import type { ReadTarget } from '../vocabulary.js';
+import { answers, type Db } from './connect.js';
 
-/** Where a read went: a replica, the primary (no replica, or read-your-writes), or the primary after a replica failed. */
-export type ReadTarget = 'replica' | 'primary' | 'fallback';
-export const READ_TARGETS: readonly ReadTarget[] = ['replica', 'primary', 'fallback'];
+/**
+ * Who reads or writes, as far as routing goes: the domain's Actor is one. The key when there is one,
+ * else the tenant (a keyless actor: stdio, the command line).
+ */
+export interface Caller {
+  readonly tenantId: string;
+  readonly keyId: string | null;
+}
 
 /** Bounds the per-key memory of recent writes; the oldest are forgotten first. */
 const WRITERS_MAX = 100_000;
@@ -30,7 +34,7 @@ export class ReadReplicas {
   ) {}
 
   /** A write by this actor begins: its reads go to the primary until the window after it ends. */
-  wrote(actor: Actor): void {
+  wrote(actor: Caller): void {
     const who = writer(actor);
     this.writers.delete(who);
     if (this.writers.size >= WRITERS_MAX) this.writers.delete(this.writers.keys().next().value as string);
@@ -39,7 +43,7 @@ export class ReadReplicas {
   }
 
   /** The database this actor's recall reads, and which kind it is. */
-  forRead(actor: Actor): { db: Db; target: 'replica' | 'primary' } {
+  forRead(actor: Caller): { db: Db; target: 'replica' | 'primary' } {
     if (this.replicas.length === 0 || this.wroteRecently(actor)) return { db: this.primary, target: 'primary' };
     const db = this.replicas[this.next % this.replicas.length] as Db;
     this.next = (this.next + 1) % this.replicas.length;
@@ -58,18 +62,11 @@ export class ReadReplicas {
 
   /** How many replicas answer a trivial query now (for /readyz). */
   async answering(): Promise<number> {
-    const answers = await Promise.all(
-      this.replicas.map((db) =>
-        sql`SELECT 1`.execute(db).then(
-          () => 1,
-          () => 0,
-        ),
-      ),
-    );
-    return answers.reduce<number>((a, b) => a + b, 0);
+    const answering = await Promise.all(this.replicas.map((db) => answers(db)));
+    return answering.filter(Boolean).length;
   }
 
-  private wroteRecently(actor: Actor): boolean {
+  private wroteRecently(actor: Caller): boolean {
     const at = this.writers.get(writer(actor));
     if (at === undefined) return false;
     if (this.now() - at < this.afterWriteMs) return true;
@@ -79,4 +76,4 @@ export class ReadReplicas {
 }
 
 // A keyless actor (stdio, the CLI) writes as its tenant.
-const writer = (actor: Actor): string => actor.keyId ?? `tenant:${actor.tenantId}`;
+const writer = (actor: Caller): string => actor.keyId ?? `tenant:${actor.tenantId}`;
