@@ -71,7 +71,7 @@ export const FUSION: Fusion = {
   sessionSemanticShare: 0.1,
   /**
    * When the query names a speaker of the candidates, memories said by someone else lose this share
-   * of their relevance (src/retrieval/speakers.ts). Memories without a speaker are left alone.
+   * of their relevance (src/text/speakers.ts). Memories without a speaker are left alone.
    */
   otherSpeakerPenalty: 0.3,
   /**
