@@ -1,15 +1,20 @@
 /**
- * Memories stored per second, one at a time and in batches, and an import, with each embedder on
- * each engine, printed side by side; and recall's p99 on another subject, idle and while batches
- * of 500 are stored. Through the domain core, as the routes call it (docs/benchmarks.md).
+ * Memories stored per second, one at a time and in batches, and by an import (synchronous, and
+ * as a job polled to its end), with each embedder on each engine, printed side by side; and
+ * recall's p99 on another subject, idle and while batches of 500 are stored. Through the domain
+ * core, as the routes call it (docs/benchmarks.md).
  *   npm run bench:ingest -- [--embedders local,hash] [--postgres URL] [--runs 3] [--single 100]
- *     [--batched 1000] [--import 10000] [--recalls 40] [--watched 200] [--json]
+ *     [--batched 1000] [--import 10000] [--async-import 10000] [--recalls 40] [--watched 200] [--json]
  * Embedded PGlite (in memory), and Postgres with --postgres (or DATABASE_URL), in a throwaway
  * tenant of that database; --engines pglite,postgres picks them. `--embedder-batches` measures the embedder alone instead:
  * texts per second at 1, 16, 64 and 256 texts per call (of --texts 512).
  */
 import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { loadConfig } from '../src/config.js';
@@ -18,6 +23,9 @@ import type { Actor, Core } from '../src/domain/core.js';
 import { storeMemory } from '../src/domain/store.js';
 import { createTenant } from '../src/domain/tenants.js';
 import { createLocalEmbedder } from '../src/embedding/local.js';
+import type { ImportJobInput } from '../src/jobs/import-job.js';
+import { getJob, submitJob } from '../src/jobs/jobs.js';
+import { startJobRunner } from '../src/jobs/runner.js';
 import { importStream } from '../src/portability/run-import.js';
 import { recall } from '../src/retrieval/recall.js';
 import { startCore } from '../src/start-core.js';
@@ -31,6 +39,7 @@ const { values } = parseArgs({
     single: { type: 'string', default: '100' },
     batched: { type: 'string', default: '1000' },
     import: { type: 'string', default: '10000' },
+    'async-import': { type: 'string', default: '10000' },
     recalls: { type: 'string', default: '40' },
     watched: { type: 'string', default: '200' },
     texts: { type: 'string', default: '512' },
@@ -83,6 +92,7 @@ interface Figures {
   batch100: number[];
   batch500: number[];
   import: number[];
+  asyncImport: number[];
   recallIdleP99: number[];
   recallLoadedP99: number[];
 }
@@ -114,6 +124,8 @@ async function measure(engine: 'pglite' | 'postgres', embedderName: string): Pro
   });
   const running = await startCore(config, { log: pino({ level: 'silent' }) });
   const { core } = running;
+  // The jobs of this process, as serve runs them (JOB_CONCURRENCY, JOB_POLL_MS).
+  const jobs = startJobRunner(core);
   const figures: Figures = {
     engine: running.engine,
     embedder: core.embedder.id,
@@ -121,6 +133,7 @@ async function measure(engine: 'pglite' | 'postgres', embedderName: string): Pro
     batch100: [],
     batch500: [],
     import: [],
+    asyncImport: [],
     recallIdleP99: [],
     recallLoadedP99: [],
   };
@@ -183,38 +196,80 @@ async function measure(engine: 'pglite' | 'postgres', embedderName: string): Pro
         figures.recallLoadedP99.push(p99(await loaded));
       }
       figures.import.push(await rate(Number(values.import), () => importMem0(core, actor, tag, Number(values.import))));
+      const asyncCount = Number(values['async-import']);
+      if (asyncCount > 0) {
+        figures.asyncImport.push(await rate(asyncCount, () => importMem0Job(core, actor, `${tag}j`, asyncCount)));
+      }
       const last = (xs: number[]) => Math.round(xs[xs.length - 1] ?? NaN);
       process.stderr.write(
         `${engine} ${embedderName} run ${r + 1}/${runs}: single ${last(figures.single)}, batch 100 ${last(figures.batch100)}, ` +
-          `batch 500 ${last(figures.batch500)}, import ${last(figures.import)} memories/s; recall p99 idle ` +
+          `batch 500 ${last(figures.batch500)}, import ${last(figures.import)}, async import ` +
+          `${last(figures.asyncImport)} memories/s; recall p99 idle ` +
           `${last(figures.recallIdleP99)} ms, under batch load ${last(figures.recallLoadedP99)} ms\n`,
       );
     }
   } finally {
+    await jobs.stop();
     await running.close();
   }
   return figures;
 }
 
-/** A synchronous import of `count` mem0 memories, 20 users, through POST /v1/import's writer. */
-async function importMem0(core: Core, actor: Actor, tag: string, count: number) {
-  function* lines() {
-    for (let i = 0; i < count; i++) {
-      yield `${JSON.stringify({ id: randomUUID(), memory: fact(`${tag}i`, i), user_id: `mem0-user-${i % 20}` })}\n`;
-    }
+/** `count` mem0 memories, 20 users, one a line. */
+function* mem0Lines(tag: string, count: number) {
+  for (let i = 0; i < count; i++) {
+    yield `${JSON.stringify({ id: randomUUID(), memory: fact(`${tag}i`, i), user_id: `mem0-user-${i % 20}` })}\n`;
   }
-  const result = await importStream(core, actor, Readable.from(lines()), { format: 'mem0', agentId: 'bench' });
+}
+
+/** A synchronous import of `count` mem0 memories through POST /v1/import's writer. */
+async function importMem0(core: Core, actor: Actor, tag: string, count: number) {
+  const result = await importStream(core, actor, Readable.from(mem0Lines(tag, count)), {
+    format: 'mem0',
+    agentId: 'bench',
+  });
   if (result.imported.memories !== count) throw new Error(`imported ${result.imported.memories} of ${count}`);
+}
+
+/**
+ * POST /v1/import?async=true: the body kept with a job, run by this process's job runner, polled
+ * (GET /v1/jobs/{id}) every 100 ms until it has succeeded. The time includes the submission.
+ */
+async function importMem0Job(core: Core, actor: Actor, tag: string, count: number) {
+  const dir = await mkdtemp(join(tmpdir(), 'bench-ingest-'));
+  try {
+    const file = join(dir, 'mem0.jsonl');
+    await writeFile(file, [...mem0Lines(tag, count)].join(''));
+    const job = await submitJob<ImportJobInput>(core, actor, {
+      kind: 'import',
+      input: { format: 'mem0', agent_id: 'bench' },
+      agentIds: null,
+      bodyFile: file,
+    });
+    for (;;) {
+      const polled = await getJob(core.db, actor, job.id);
+      if (polled.state === 'failed') throw new Error(`the import job failed: ${JSON.stringify(polled.error)}`);
+      if (polled.state === 'succeeded') {
+        const memories = (polled.result as { imported?: { memories?: number } } | null)?.imported?.memories;
+        if (memories !== count) throw new Error(`the import job imported ${String(memories)} of ${count}`);
+        return;
+      }
+      await sleep(100);
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 function table(all: Figures[]): void {
   const cell = (xs: number[], unit = '') => (xs.length === 0 ? '–' : `${Math.round(median(xs))}${unit}`);
-  const header = '| engine | embedder | single | batch 100 | batch 500 | import | recall p99 idle / under batch load |';
+  const header =
+    '| engine | embedder | single | batch 100 | batch 500 | import | async import | recall p99 idle / under batch load |';
   console.log(header);
-  console.log('| --- | --- | ---: | ---: | ---: | ---: | ---: |');
+  console.log('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const f of all) {
     console.log(
-      `| ${f.engine} | ${f.embedder} | ${cell(f.single)} | ${cell(f.batch100)} | ${cell(f.batch500)} | ${cell(f.import)} | ${cell(f.recallIdleP99, ' ms')} / ${cell(f.recallLoadedP99, ' ms')} |`,
+      `| ${f.engine} | ${f.embedder} | ${cell(f.single)} | ${cell(f.batch100)} | ${cell(f.batch500)} | ${cell(f.import)} | ${cell(f.asyncImport)} | ${cell(f.recallIdleP99, ' ms')} / ${cell(f.recallLoadedP99, ' ms')} |`,
     );
   }
 }

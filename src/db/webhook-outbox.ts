@@ -47,7 +47,42 @@ export interface WebhookPayload {
 export async function enqueueWebhooks(trx: Db, event: OutboxEvent): Promise<void> {
   const type = EVENT_OF_ACTION[event.action];
   if (type === undefined) return;
-  const payload: WebhookPayload = {
+  const { rows } = await sql<{ endpoint_id: string }>`
+    INSERT INTO webhook_deliveries (tenant_id, endpoint_id, id, event_type, payload, created_at, next_attempt_at)
+    SELECT e.tenant_id, e.id, ${event.id}, ${type}, ${JSON.stringify(payloadOf(event, type))}::jsonb, ${event.at}, ${event.at}
+    FROM webhook_endpoints e
+    WHERE e.tenant_id = ${event.tenantId} AND e.enabled AND e.events && ARRAY[${type}, '*']::text[]
+    RETURNING endpoint_id`.execute(trx);
+  // Heard on commit only, by every process's dispatcher; a statement of its own for Citus, where
+  // the insert runs on a worker whose notifications no process hears.
+  if (rows.length > 0) await sql`SELECT pg_notify(${WEBHOOKS_CHANNEL}, '')`.execute(trx);
+}
+
+/**
+ * enqueueWebhooks for many events of one tenant in one statement (a batch's stores: batch-group.ts),
+ * with the same deliveries.
+ */
+export async function enqueueWebhooksMany(trx: Db, tenantId: string, events: readonly OutboxEvent[]): Promise<void> {
+  const sent = events.flatMap((event) => {
+    const type = EVENT_OF_ACTION[event.action];
+    return type === undefined ? [] : [{ event, type }];
+  });
+  if (sent.length === 0) return;
+  const { rows } = await sql<{ endpoint_id: string }>`
+    INSERT INTO webhook_deliveries (tenant_id, endpoint_id, id, event_type, payload, created_at, next_attempt_at)
+    SELECT e.tenant_id, e.id, v.id, v.type, v.payload::jsonb, v.at, v.at
+    FROM unnest(${sent.map((s) => s.event.id)}::uuid[], ${sent.map((s) => s.type)}::text[],
+      ${sent.map((s) => JSON.stringify(payloadOf(s.event, s.type)))}::text[],
+      ${sent.map((s) => s.event.at.toISOString())}::timestamptz[]) WITH ORDINALITY AS v(id, type, payload, at, n)
+    JOIN webhook_endpoints e
+      ON e.tenant_id = ${tenantId} AND e.enabled AND e.events && ARRAY[v.type, '*']::text[]
+    ORDER BY v.n
+    RETURNING endpoint_id`.execute(trx);
+  if (rows.length > 0) await sql`SELECT pg_notify(${WEBHOOKS_CHANNEL}, '')`.execute(trx);
+}
+
+function payloadOf(event: OutboxEvent, type: WebhookEvent): WebhookPayload {
+  return {
     type,
     timestamp: event.at.toISOString(),
     data: {
@@ -61,13 +96,4 @@ export async function enqueueWebhooks(trx: Db, event: OutboxEvent): Promise<void
       changes: event.changes,
     },
   };
-  const { rows } = await sql<{ endpoint_id: string }>`
-    INSERT INTO webhook_deliveries (tenant_id, endpoint_id, id, event_type, payload, created_at, next_attempt_at)
-    SELECT e.tenant_id, e.id, ${event.id}, ${type}, ${JSON.stringify(payload)}::jsonb, ${event.at}, ${event.at}
-    FROM webhook_endpoints e
-    WHERE e.tenant_id = ${event.tenantId} AND e.enabled AND e.events && ARRAY[${type}, '*']::text[]
-    RETURNING endpoint_id`.execute(trx);
-  // Heard on commit only, by every process's dispatcher; a statement of its own for Citus, where
-  // the insert runs on a worker whose notifications no process hears.
-  if (rows.length > 0) await sql`SELECT pg_notify(${WEBHOOKS_CHANNEL}, '')`.execute(trx);
 }

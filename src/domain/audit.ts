@@ -9,7 +9,7 @@ import type { Actor } from './core.js';
 import { decodeCursor, toPage, type Page } from './pagination.js';
 import { isUuid, newId } from './text.js';
 import type { AuditAction } from '../vocabulary.js';
-import { enqueueWebhooks } from '../db/webhook-outbox.js';
+import { enqueueWebhooks, enqueueWebhooksMany } from '../db/webhook-outbox.js';
 
 /** Ids, counts, bindings and confidences: never memory content, names or metadata. */
 export type AuditChanges = Record<string, string | number | boolean | null | string[]>;
@@ -71,6 +71,62 @@ export async function recordEvent(trx: Db, actor: Actor, at: Date, input: AuditI
     });
     await sql`SELECT pg_notify(${CHANGES_CHANNEL}, ${payload})`.execute(trx);
   }
+}
+
+/**
+ * recordEvent for many events of one actor at once, in their order: one insert of the audit rows,
+ * one of their webhook deliveries, and each distinct change announced once (Postgres delivers a
+ * transaction's identical notifications once anyway). A batch's stores use it (batch-group.ts).
+ */
+export async function recordEvents(
+  trx: Db,
+  actor: Actor,
+  events: readonly { at: Date; input: AuditInput }[],
+): Promise<void> {
+  if (events.length === 0) return;
+  const rows = events.map(({ at, input }) => ({
+    tenant_id: actor.tenantId,
+    id: newId(),
+    at,
+    action: input.action,
+    memory_id: input.memoryId ?? null,
+    anchor_id: input.anchorId ?? null,
+    session_id: input.sessionId ?? null,
+    actor_key_id: actor.keyId,
+    actor_agent_id: input.agentId ?? null,
+    changes: JSON.stringify(input.changes ?? {}),
+  }));
+  await trx.insertInto('audit_events').values(rows).execute();
+  await enqueueWebhooksMany(
+    trx,
+    actor.tenantId,
+    events.map(({ at, input }, i) => ({
+      tenantId: actor.tenantId,
+      id: rows[i]?.id ?? newId(),
+      at,
+      action: input.action,
+      memoryId: input.memoryId ?? null,
+      anchorId: input.anchorId ?? null,
+      sessionId: input.sessionId ?? null,
+      keyId: actor.keyId,
+      agentId: input.agentId ?? null,
+      changes: input.changes ?? {},
+    })),
+  );
+  const payloads = new Set<string>();
+  for (const { input } of events) {
+    const canon = input.action === 'canon_written' || input.action === 'canon_deleted';
+    if (!input.anchorId && !input.sessionId && !canon) continue;
+    payloads.add(
+      encodeChange({
+        tenantId: actor.tenantId,
+        anchorId: input.anchorId ?? null,
+        sessionId: input.sessionId ?? null,
+        canon,
+      }),
+    );
+  }
+  for (const payload of payloads) await sql`SELECT pg_notify(${CHANGES_CHANNEL}, ${payload})`.execute(trx);
 }
 
 /** An audit event's columns, as every read of the trail selects them (the API, the export). */

@@ -5,6 +5,7 @@ import type { AnchorRef } from './anchors.js';
 import { assertContentLimit } from './content-limit.js';
 import type { Actor, Core } from './core.js';
 import { lockPartition, partitionKey, type Partition } from './partition.js';
+import { storeGroupSetBased } from './batch-group.js';
 import { placeForStore, resolvePlacement, type Placement, type StorePlacement } from './placement.js';
 import {
   judgeContradictions,
@@ -17,8 +18,9 @@ import {
 import { lastInSession, windowText } from './windows.js';
 
 /**
- * Items embedded in one embedder call, then stored while the next wave is embedded: the model works
- * in its worker threads while the database works on the previous wave.
+ * Texts embedded in one embedder call. Every wave is embedded before anything is stored: the stores
+ * of a domain are set-based (batch-group.ts), so the database's share is small beside the model's,
+ * and grouping each domain over the whole batch is worth more than overlapping the two.
  */
 const WAVE = 100;
 
@@ -88,10 +90,11 @@ class WindowsUnforeseen extends Error {
  * item only.
  *
  * What makes it faster than one store per call: the texts are embedded many per embedder call
- * (WAVE), the next wave while this one is stored; and the items of one lock domain (domainOf) are
- * stored in one transaction that takes the subject's, sessions' and partitions' locks once, in
- * their order, with the embedding done before it opens. Within a domain the items are stored in
- * order, so a fact given twice is stored once and reinforced once.
+ * (WAVE); the items of one lock domain (domainOf) are stored in one transaction that takes the
+ * subject's, sessions' and partitions' locks once, in their order, with the embedding done before
+ * it opens; and in it, the items that do not interact are written set-based (batch-group.ts).
+ * Within a domain the items are stored in order, so a fact given twice is stored once and
+ * reinforced once.
  *
  * For the async import runner as for the route: it takes the items of one caller and answers their
  * results; only an error that is no item's (the embedder unavailable) rejects the whole call.
@@ -102,25 +105,22 @@ export async function storeBatch(core: Core, actor: Actor, items: readonly Batch
     results[index] = { ok: false, error: itemError(core, error) };
   };
   const prepared = await prepare(core, actor, items, fail);
-  const waves: Prepared[][] = [];
-  for (let i = 0; i < prepared.length; i += WAVE) waves.push(prepared.slice(i, i + WAVE));
   const vectors = new Map<string, Float32Array>();
-  const embedWave = (wave: Prepared[]) =>
-    embedInto(core, vectors, [...wave.map((p) => p.content), ...wave.flatMap((p) => (p.window ? [p.window] : []))]);
-  let next = waves[0] ? embedWave(waves[0]) : Promise.resolve();
-  for (const [w, wave] of waves.entries()) {
-    await next;
-    const following = waves[w + 1];
-    next = following ? embedWave(following) : Promise.resolve();
-    // A rejection of the next wave's embedding is awaited at the next turn of the loop, not lost.
-    next.catch(() => undefined);
-    const groups = new Map<string, Prepared[]>();
-    for (const p of wave) groups.set(p.domain, [...(groups.get(p.domain) ?? []), p]);
-    await eachAtOnce([...groups.values()], concurrency(core), async (group) => {
-      const stored = await storeGroup(core, actor, group, vectors, fail);
-      for (const [k, result] of stored) results[k] = { ok: true, result };
-    });
+  for (let i = 0; i < prepared.length; i += WAVE) {
+    const wave = prepared.slice(i, i + WAVE);
+    await embedInto(core, vectors, [
+      ...wave.map((p) => p.content),
+      ...wave.flatMap((p) => (p.window ? [p.window] : [])),
+    ]);
   }
+  // A domain's items in one group over the whole batch: the set-based store (batch-group.ts) then
+  // writes each of them in a few statements, whatever its size.
+  const groups = new Map<string, Prepared[]>();
+  for (const p of prepared) groups.set(p.domain, [...(groups.get(p.domain) ?? []), p]);
+  await eachAtOnce([...groups.values()], concurrency(core), async (group) => {
+    const stored = await storeGroup(core, actor, group, vectors, fail);
+    for (const [k, result] of stored) results[k] = { ok: true, result };
+  });
   return results.map((r) => r ?? { ok: false, error: new AppError('internal', 'the item was not stored') });
 }
 
@@ -203,7 +203,8 @@ async function embedInto(core: Core, vectors: Map<string, Float32Array>, texts: 
 }
 
 /**
- * Stores the items of one domain, in order, in one transaction; answers item index → result. When
+ * Stores the items of one domain, in order, in one transaction, set-based where they do not
+ * interact (batch-group.ts); answers item index → result. When
  * the transaction fails for one item's refusal, every item is stored again alone, so that only the
  * refused one fails; when the database is away, every item fails with that.
  */
@@ -243,22 +244,38 @@ async function storeGroup(
     try {
       return await core.db.transaction().execute(async (trx) => {
         const held = await holdGroup(trx, actor, group, core.clock());
-        const stored = new Map<number, StoreResult>();
-        for (const [k, p] of group.entries()) {
-          const result = await storeFact(core, actor, {
+        const placed = (p: Prepared): StorePlacement => {
+          const placement = held.get(targetKey(p.item.anchor, p.item.sessionId));
+          if (!placement) throw new Error('a batch item was not placed');
+          return placement;
+        };
+        const windowVector = (text: string) => {
+          const vector = vectors.get(text);
+          if (!vector) unforeseen.push(text);
+          return vector;
+        };
+        const ordered = (p: Pick<Prepared, 'item' | 'content'>, k: number, placement: StorePlacement) =>
+          storeFact(core, actor, {
             ...p.item,
             embedding: vectorOf(p.content),
             prejudged: prejudged?.[k],
             within: trx,
-            held: held.get(targetKey(p.item.anchor, p.item.sessionId)),
-            windowAfter: (previous) => {
-              const text = windowText(previous.content, p.content);
-              const vector = vectors.get(text);
-              if (!vector) unforeseen.push(text);
-              return vector;
-            },
+            held: placement,
+            windowAfter: (previous) => windowVector(windowText(previous.content, p.content)),
           });
-          stored.set(p.index, result);
+        let stored = new Map<number, StoreResult>();
+        if (core.contradictions.local) {
+          // Set-based where the items provably do not interact (batch-group.ts); a local detector
+          // judged nothing beforehand (prejudged is undefined).
+          stored = await storeGroupSetBased(
+            core,
+            actor,
+            trx,
+            group.map((p) => ({ ...p, embedding: vectorOf(p.content), held: placed(p) })),
+            { ordered: (g) => ordered(g, -1, g.held), windowVector },
+          );
+        } else {
+          for (const [k, p] of group.entries()) stored.set(p.index, await ordered(p, k, placed(p)));
         }
         // Once more at most, with the windows not foreseen (a fact given twice is stored once, so
         // the one after it follows another memory); after that, as a store does, it has none.

@@ -181,36 +181,71 @@ export interface NewMemory {
 export async function insertMemory(
   trx: Db,
   m: NewMemory,
-  setup: { decayPerDay: Config['decayPerDay']; embedderId: string },
+  setup: MemorySetup,
 ): Promise<Omit<MemoryRow, 'anchor_external_id'>> {
   return trx
     .insertInto('memories')
-    .values({
-      tenant_id: m.tenantId,
-      id: m.id,
-      agent_id: m.agentId,
-      content: m.content,
-      content_key: contentKey(m.content),
-      concepts: conceptsOf(m.content),
-      binding: m.binding,
-      anchor_id: m.anchorId,
-      session_id: m.sessionId,
-      confidence: m.confidence,
-      decay_rate: setup.decayPerDay[m.binding],
-      superseded_by: null,
-      metadata: JSON.stringify(m.metadata ?? {}),
-      embedding: vectorParam(m.embedding),
-      window_embedding: m.windowEmbedding ? vectorParam(m.windowEmbedding) : null,
-      embedder: setup.embedderId,
-      created_at: m.now,
-      updated_at: m.now,
-      last_reinforced_at: m.now,
-      occurred_at: m.occurredAt ?? m.now,
-      expires_at: m.expiresAt ?? null,
-      pinned: m.pinned ?? false,
-    })
+    .values(memoryValues(m, setup))
     .returning(MEMORY_OWN_COLUMNS)
     .executeTakeFirstOrThrow();
+}
+
+/** What an insert of memories needs of the deployment: the decay rates and the embedder's id. */
+export interface MemorySetup {
+  decayPerDay: Config['decayPerDay'];
+  embedderId: string;
+}
+
+/**
+ * Many memories in one statement, in their order (so `seq` follows it): a batch's stores that
+ * provably do not interact (batch-group.ts). The statistics triggers fire once for the statement.
+ * Answers the rows as insertMemory does, in the order given.
+ */
+export async function insertMemories(
+  trx: Db,
+  ms: readonly NewMemory[],
+  setup: MemorySetup,
+): Promise<Omit<MemoryRow, 'anchor_external_id'>[]> {
+  if (ms.length === 0) return [];
+  const rows = await trx
+    .insertInto('memories')
+    .values(ms.map((m) => memoryValues(m, setup)))
+    .returning(MEMORY_OWN_COLUMNS)
+    .execute();
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return ms.map((m) => {
+    const row = byId.get(m.id);
+    if (!row) throw new Error('a memory of the insert came back missing');
+    return row;
+  });
+}
+
+/** A new memory's row: the one mapping behind insertMemory and insertMemories. */
+function memoryValues(m: NewMemory, setup: MemorySetup) {
+  return {
+    tenant_id: m.tenantId,
+    id: m.id,
+    agent_id: m.agentId,
+    content: m.content,
+    content_key: contentKey(m.content),
+    concepts: conceptsOf(m.content),
+    binding: m.binding,
+    anchor_id: m.anchorId,
+    session_id: m.sessionId,
+    confidence: m.confidence,
+    decay_rate: setup.decayPerDay[m.binding],
+    superseded_by: null,
+    metadata: JSON.stringify(m.metadata ?? {}),
+    embedding: vectorParam(m.embedding),
+    window_embedding: m.windowEmbedding ? vectorParam(m.windowEmbedding) : null,
+    embedder: setup.embedderId,
+    created_at: m.now,
+    updated_at: m.now,
+    last_reinforced_at: m.now,
+    occurred_at: m.occurredAt ?? m.now,
+    expires_at: m.expiresAt ?? null,
+    pinned: m.pinned ?? false,
+  };
 }
 
 /**

@@ -85,12 +85,12 @@ export function storedMemory(result: StoreResult): StoredMemory {
 }
 
 /** How many of the partition's nearest memories are weighed as duplicates or contradictions. */
-const CANDIDATES = 8;
+export const CANDIDATES = 8;
 /**
  * A store that names its speaker reads this many times CANDIDATES and weighs its speaker's among
  * them: in a conversation, about half of the nearest memories are the other party's.
  */
-const SPEAKER_READ_FACTOR = 2;
+export const SPEAKER_READ_FACTOR = 2;
 /** Each reinforcement closes this share of the gap between a memory's confidence and 1. */
 const REINFORCEMENT_GAIN = 0.15;
 /** docs/api.md §6: a session memory reinforced this often for its anchor becomes durable. */
@@ -103,7 +103,9 @@ export function partitionOf(actor: Actor, agentId: string, placement: Placement)
 }
 
 /** A memory of the partition near the new one: its row, so that reinforcing it reads nothing more. */
-type Candidate = Omit<MemoryRow, 'anchor_external_id'> & { distance: number };
+export type Candidate = Omit<MemoryRow, 'anchor_external_id'> & { distance: number };
+/** What judging a candidate reads of it: a batch judges the memories it is about to insert too (batch-group.ts). */
+export type Near = Pick<Candidate, 'id' | 'content' | 'distance' | 'pinned' | 'metadata'>;
 
 /** Who says a memory (src/text/speakers.ts): its metadata's speaker, else its content's label. */
 export const speakerOfMemory = (metadata: Readonly<Record<string, unknown>> | undefined, content: string) =>
@@ -295,10 +297,10 @@ async function withLateArrivals(
 }
 
 /** The detector's verdicts on the candidates that are not the same text: id → contradicted. */
-async function verdicts(
+export async function verdicts(
   detector: ContradictionDetector,
   content: string,
-  candidates: Candidate[],
+  candidates: readonly Near[],
 ): Promise<Map<string, boolean>> {
   const others = candidates.filter((c) => identityText(c.content) !== identityText(content));
   if (others.length === 0) return new Map();
@@ -390,13 +392,13 @@ function dot(a: Float32Array, b: Float32Array): number {
 }
 
 /** The same text up to case and punctuation, or near-identical with the same values and no objection. */
-async function findDuplicate(
+export async function findDuplicate<C extends Near>(
   content: string,
-  candidates: Candidate[],
+  candidates: readonly C[],
   judged: Map<string, boolean>,
   threshold: number,
   detector: ContradictionDetector,
-): Promise<Candidate | undefined> {
+): Promise<C | undefined> {
   const identity = identityText(content);
   const exact = candidates.find((c) => identityText(c.content) === identity);
   if (exact) return exact;

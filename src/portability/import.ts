@@ -164,27 +164,44 @@ export class ImportWriter {
     const anchorId = (id: string | null): string | null =>
       id === null ? null : (matched.get(id) ?? this.anchorIds.get(id) ?? id);
     await core.db.transaction().execute(async (trx) => {
+      // Subjects and sessions first, record by record (a subject is matched by its external id),
+      // each named once however many lines repeat it; then the memories, their mentions and the
+      // audit events, each kind in one statement. Nothing of a batch refers to what comes after it
+      // in this order (memories to subjects and sessions, mentions to memories).
+      const seen = new Set<string>();
+      const memories: { r: MemoryRecord | CanonRecord; vector: Float32Array }[] = [];
+      const audits: AuditRecord[] = [];
       for (const item of batch) {
         for (const r of item.records) {
           switch (r.type) {
-            case 'anchor':
-              await this.writeAnchor(trx, r, counts, matched);
+            case 'anchor': {
+              const key = `anchor ${r.id} ${r.anchor_external_id}`;
+              if (seen.has(key)) counts.existing++;
+              else await this.writeAnchor(trx, r, counts, matched);
+              seen.add(key);
               break;
+            }
             case 'session':
-              await this.writeSession(trx, { ...r, anchor_id: anchorId(r.anchor_id) }, counts);
+              if (seen.has(`session ${r.id}`)) counts.existing++;
+              else await this.writeSession(trx, { ...r, anchor_id: anchorId(r.anchor_id) }, counts);
+              seen.add(`session ${r.id}`);
               break;
             case 'memory':
-              await this.writeMemory(trx, { ...r, anchor_id: anchorId(r.anchor_id) }, vectorOf.get(r.id), counts);
+            case 'canon': {
+              const vector = vectorOf.get(r.id);
+              // Embedded nothing: the memory existed before this batch.
+              if (!vector) counts.existing++;
+              else memories.push({ r: r.type === 'memory' ? { ...r, anchor_id: anchorId(r.anchor_id) } : r, vector });
               break;
-            case 'canon':
-              await this.writeMemory(trx, r, vectorOf.get(r.id), counts);
-              break;
+            }
             case 'audit':
-              await this.writeAudit(trx, { ...r, anchor_id: anchorId(r.anchor_id) }, counts);
+              audits.push({ ...r, anchor_id: anchorId(r.anchor_id) });
               break;
           }
         }
       }
+      await this.writeMemories(trx, memories, counts);
+      await this.writeAudits(trx, audits, counts);
     });
     // Only what committed counts, and only committed matches are remembered.
     for (const [k, v] of matched) this.anchorIds.set(k, v);
@@ -261,88 +278,99 @@ export class ImportWriter {
     else counts.existing++;
   }
 
-  private async writeMemory(
+  /** The batch's new memories in one insert, their mentions in one; an id the tenant holds stays as it is. */
+  private async writeMemories(
     trx: Trx,
-    r: MemoryRecord | CanonRecord,
-    vector: Float32Array | undefined,
+    memories: readonly { r: MemoryRecord | CanonRecord; vector: Float32Array }[],
     counts: ImportCounts,
   ) {
-    if (!vector) {
-      // Embedded nothing: the memory existed before this batch.
-      counts.existing++;
-      return;
-    }
-    const placed =
-      r.type === 'canon'
-        ? { binding: 'canon' as const, anchor_id: null, session_id: null }
-        : { binding: r.binding, anchor_id: r.anchor_id, session_id: r.session_id };
-    const content = r.type === 'canon' ? contentKey(r.content) : r.content.trim();
+    if (memories.length === 0) return;
+    const tenantId = this.actor.tenantId;
     const inserted = await trx
       .insertInto('memories')
-      .values({
-        tenant_id: this.actor.tenantId,
-        id: r.id,
-        agent_id: r.agent_id,
-        content,
-        content_key: contentKey(content),
-        concepts: conceptsOf(content),
-        ...placed,
-        status: r.status,
-        confidence: r.confidence,
-        decay_rate: r.decay_rate,
-        reinforcement_count: r.reinforcement_count,
-        superseded_by: r.superseded_by,
-        metadata: JSON.stringify(r.metadata),
-        embedding: vectorParam(vector),
-        embedder: this.core.embedder.id,
-        created_at: r.created_at,
-        updated_at: r.updated_at,
-        last_reinforced_at: r.last_reinforced_at,
-        occurred_at: r.occurred_at ?? r.created_at,
-        superseded_at: r.status === 'superseded' ? (r.superseded_at ?? r.updated_at) : null,
-        // Canon cannot expire.
-        expires_at: r.type === 'canon' ? null : (r.expires_at ?? null),
-        pinned: r.pinned ?? false,
-      })
+      .values(memories.map(({ r, vector }) => this.memoryRow(r, vector)))
       .onConflict((oc) => oc.doNothing())
       .returning('id')
-      .executeTakeFirst();
-    if (!inserted) {
-      counts.existing++;
-      return;
+      .execute();
+    // A record whose id was taken (before, or by an earlier line of the batch) is left as it is.
+    const fresh = new Set(inserted.map((row) => row.id));
+    const mentions: { tenant_id: string; memory_id: string; session_id: string }[] = [];
+    for (const { r } of memories) {
+      if (!fresh.delete(r.id)) {
+        counts.existing++;
+        continue;
+      }
+      counts[r.type === 'canon' ? 'canon' : 'memories']++;
+      if (r.type === 'memory') {
+        for (const s of r.mentioned_in_sessions) mentions.push({ tenant_id: tenantId, memory_id: r.id, session_id: s });
+      }
     }
-    counts[r.type === 'canon' ? 'canon' : 'memories']++;
-    if (r.type === 'memory' && r.mentioned_in_sessions.length > 0) {
+    if (mentions.length > 0) {
       await trx
         .insertInto('memory_mentions')
-        .values(
-          r.mentioned_in_sessions.map((s) => ({ tenant_id: this.actor.tenantId, memory_id: r.id, session_id: s })),
-        )
+        .values(mentions)
         .onConflict((oc) => oc.doNothing())
         .execute();
     }
   }
 
-  private async writeAudit(trx: Trx, r: AuditRecord, counts: ImportCounts) {
+  private memoryRow(r: MemoryRecord | CanonRecord, vector: Float32Array) {
+    const placed =
+      r.type === 'canon'
+        ? { binding: 'canon' as const, anchor_id: null, session_id: null }
+        : { binding: r.binding, anchor_id: r.anchor_id, session_id: r.session_id };
+    const content = r.type === 'canon' ? contentKey(r.content) : r.content.trim();
+    return {
+      tenant_id: this.actor.tenantId,
+      id: r.id,
+      agent_id: r.agent_id,
+      content,
+      content_key: contentKey(content),
+      concepts: conceptsOf(content),
+      ...placed,
+      status: r.status,
+      confidence: r.confidence,
+      decay_rate: r.decay_rate,
+      reinforcement_count: r.reinforcement_count,
+      superseded_by: r.superseded_by,
+      metadata: JSON.stringify(r.metadata),
+      embedding: vectorParam(vector),
+      embedder: this.core.embedder.id,
+      created_at: r.created_at,
+      updated_at: r.updated_at,
+      last_reinforced_at: r.last_reinforced_at,
+      occurred_at: r.occurred_at ?? r.created_at,
+      superseded_at: r.status === 'superseded' ? (r.superseded_at ?? r.updated_at) : null,
+      // Canon cannot expire.
+      expires_at: r.type === 'canon' ? null : (r.expires_at ?? null),
+      pinned: r.pinned ?? false,
+    };
+  }
+
+  /** The batch's audit events in one insert; an id the tenant holds stays as it is. */
+  private async writeAudits(trx: Trx, audits: readonly AuditRecord[], counts: ImportCounts) {
+    if (audits.length === 0) return;
     const inserted = await trx
       .insertInto('audit_events')
-      .values({
-        tenant_id: this.actor.tenantId,
-        id: r.id,
-        at: r.at,
-        action: r.action,
-        memory_id: r.memory_id,
-        anchor_id: r.anchor_id,
-        session_id: r.session_id,
-        actor_key_id: r.actor.key_id,
-        actor_agent_id: r.actor.agent_id,
-        changes: JSON.stringify(r.changes),
-      })
+      .values(
+        audits.map((r) => ({
+          tenant_id: this.actor.tenantId,
+          id: r.id,
+          at: r.at,
+          action: r.action,
+          memory_id: r.memory_id,
+          anchor_id: r.anchor_id,
+          session_id: r.session_id,
+          actor_key_id: r.actor.key_id,
+          actor_agent_id: r.actor.agent_id,
+          changes: JSON.stringify(r.changes),
+        })),
+      )
       .onConflict((oc) => oc.doNothing())
       .returning('id')
-      .executeTakeFirst();
-    if (inserted) counts.audit++;
-    else counts.existing++;
+      .execute();
+    counts.audit += inserted.length;
+    counts.existing += audits.length - inserted.length;
   }
 
   result(): ImportResult {

@@ -259,4 +259,95 @@ describe(`POST /v1/memories/batch on ${engine}`, () => {
     expect(b.events).toEqual(a.events);
     expect(a.events.map((e) => e.action)).toEqual(expect.arrayContaining(['superseded', 'promoted', 'merged']));
   });
+
+  it('stays equal to one-by-one stores when new facts and interacting ones are mixed in a subject', async () => {
+    // The set-based path (batch-group.ts) writes the new facts together and hands the others to
+    // the ordered store: a supersession of a stored memory, a reinforcement by an earlier item,
+    // a promotion across sessions, a pinned contradiction, near-duplicates, speakers, expiry.
+    const api = await testApi();
+    const one = await newTenant(api);
+    const many = await newTenant(api);
+    const fillers = (tag: string, n: number) =>
+      Array.from({ length: n }, (_, i) => ({
+        agent_id: 'agent-1',
+        content: `Talked about ${['gardening', 'sailing', 'chess', 'baking', 'cycling'][i % 5]} ${tag} ${'x'.repeat(i)}`,
+        anchor_external_id: 'erin',
+      }));
+    const before = (sessions: string[]) => [
+      { agent_id: 'agent-1', content: 'Lives in Paris', anchor_external_id: 'erin' },
+      {
+        agent_id: 'agent-1',
+        content: 'The renovation budget is 5000 dollars',
+        anchor_external_id: 'erin',
+        pinned: true,
+      },
+      { agent_id: 'agent-1', content: 'Works at Acme', session_id: sessions[0] },
+    ];
+    const script = (sessions: string[]) => [
+      ...fillers('early', 6),
+      { agent_id: 'agent-1', content: 'Has a cat named Tom', anchor_external_id: 'erin' },
+      { agent_id: 'agent-1', content: 'Lives in Lisbon', anchor_external_id: 'erin' },
+      ...fillers('after-lisbon', 4),
+      { agent_id: 'agent-1', content: 'lives in Lisbon.', anchor_external_id: 'erin' },
+      { agent_id: 'agent-1', content: 'has a cat named tom!', anchor_external_id: 'erin' },
+      { agent_id: 'agent-1', content: 'The renovation budget is 8000 dollars', anchor_external_id: 'erin' },
+      { agent_id: 'agent-1', content: 'Likes jazz', session_id: sessions[0] },
+      { agent_id: 'agent-1', content: 'Reads novels', session_id: sessions[0], expires_at: '2099-01-01T00:00:00Z' },
+      { agent_id: 'agent-1', content: 'Likes jazz', session_id: sessions[1] },
+      { agent_id: 'agent-1', content: 'Walks the dog', session_id: sessions[1] },
+      { agent_id: 'agent-1', content: 'Likes jazz', session_id: sessions[0] },
+      { agent_id: 'agent-1', content: 'Works at Acme', session_id: sessions[1] },
+      { agent_id: 'agent-1', content: 'Works at Acme', anchor_external_id: 'erin' },
+      { agent_id: 'agent-1', content: 'Works at Acme', session_id: sessions[0] },
+      ...fillers('between', 3),
+      { agent_id: 'agent-1', content: 'Likes jazz', session_id: sessions[1] },
+      // Promoted by the ordered store just before: the profile's read must be taken again.
+      { agent_id: 'agent-1', content: 'likes jazz', anchor_external_id: 'erin' },
+      { agent_id: 'agent-1', content: 'I like hiking', anchor_external_id: 'erin', metadata: { speaker: 'user' } },
+      { agent_id: 'agent-1', content: 'I like hiking', anchor_external_id: 'erin', metadata: { speaker: 'assistant' } },
+      { agent_id: 'agent-1', content: 'I like hiking', anchor_external_id: 'erin', metadata: { speaker: 'user' } },
+      { agent_id: 'agent-1', content: 'Owns a boat', session_id: sessions[2] },
+      { agent_id: 'agent-1', content: 'Owns a red boat', session_id: sessions[2] },
+      { agent_id: 'agent-1', content: 'Owns a boat', session_id: sessions[2] },
+      ...fillers('late', 5),
+      { agent_id: 'agent-2', content: 'Prefers email' },
+      { agent_id: 'agent-2', content: 'Prefers email' },
+    ];
+    const sessionsOf = async (t: Tenant) => {
+      const erin = await api.http.post('/v1/anchors').set(t.auth).send({ anchor_external_id: 'erin' });
+      const erinId = (erin.body as { id: string }).id;
+      return [
+        await startSession(api, t.auth, { agent_id: 'agent-1', anchor_id: erinId }),
+        await startSession(api, t.auth, { agent_id: 'agent-1', anchor_id: erinId }),
+        await startSession(api, t.auth, { agent_id: 'agent-1' }),
+      ];
+    };
+    const oneSessions = await sessionsOf(one);
+    const manySessions = await sessionsOf(many);
+    for (const [t, sessions] of [
+      [one, oneSessions],
+      [many, manySessions],
+    ] as const) {
+      for (const item of before(sessions)) {
+        const res = await api.http.post('/v1/memories').set(t.auth).send(item);
+        expect(res.status).toBe(201);
+      }
+    }
+    const singly: string[] = [];
+    for (const item of script(oneSessions)) {
+      const res = await api.http.post('/v1/memories').set(one.auth).send(item);
+      singly.push((res.body as { outcome: string }).outcome);
+    }
+    const batched = await batch(api, many.auth, script(manySessions));
+    expect(batched.map((r) => r.outcome)).toEqual(singly);
+    expect(singly).toEqual(expect.arrayContaining(['created', 'reinforced', 'promoted']));
+    const a = await snapshot(api, one, oneSessions);
+    const b = await snapshot(api, many, manySessions);
+    expect(b.memories).toEqual(a.memories);
+    expect(b.events).toEqual(a.events);
+    expect(a.events.map((e) => e.action)).toEqual(expect.arrayContaining(['superseded', 'promoted', 'merged']));
+    // The pinned budget stays active and is named as contradicted, in the batch as alone.
+    const budget = batched.find((r) => r.memory?.content === 'The renovation budget is 8000 dollars');
+    expect(budget?.memory).toMatchObject({ contradicts: [expect.any(String)] });
+  });
 });

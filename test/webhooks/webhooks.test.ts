@@ -159,6 +159,40 @@ describe(`webhooks on ${engine}`, () => {
     expect((endpointNow.body as Json).last_success_at).toEqual(expect.any(String));
   });
 
+  it('delivers each event of a batch once, with the audit event ids, those written set-based too', async () => {
+    const t = await newTenant(api);
+    const r = await receiver();
+    const hook = await endpoint(t, r.url, ['memory.created', 'memory.reinforced']);
+    const item = (content: string, subject: string) => ({ agent_id: 'agent-1', content, anchor_external_id: subject });
+    const res = await api.http
+      .post('/v1/memories/batch')
+      .set(t.auth)
+      .send({
+        items: [
+          item('Prefers aisle seats', 'ana'),
+          item('Has two daughters', 'ana'),
+          item('prefers aisle seats.', 'ana'),
+          item('Speaks Portuguese', 'ben'),
+        ],
+      });
+    expect(res.status).toBe(200);
+    const outcomes = (res.body as { results: { outcome: string }[] }).results.map((x) => x.outcome);
+    expect(outcomes).toEqual(['created', 'created', 'reinforced', 'created']);
+    expect(await drain(t)).toBe(4);
+    const got = await r.waitFor(4);
+    for (const g of got) expect(() => new Webhook(hook.secret).verify(g.raw, g.headers)).not.toThrow();
+    const trail = await api.http.get('/v1/audit').set(t.auth);
+    const events = (trail.body as { events: Json[] }).events.filter((e) => e.memory_id !== null);
+    expect(got.map((g) => g.headers['webhook-id']).sort()).toEqual(events.map((e) => e.id).sort());
+    expect(got.map((g) => g.body.type).sort()).toEqual([
+      'memory.created',
+      'memory.created',
+      'memory.created',
+      'memory.reinforced',
+    ]);
+    expect(await deliveries(t, hook.id)).toHaveLength(4);
+  });
+
   it('sends only the kinds an endpoint asks for, and nothing for a key created', async () => {
     const t = await newTenant(api);
     const r = await receiver();
