@@ -147,12 +147,17 @@ export async function dropVectorIndex(db: Db, dimensions: number): Promise<void>
  * (the embedded database never refreshes them), serves the ordered query from HNSW rather than
  * reading the whole scope and sorting it; restoreSorting undoes that after the query.
  */
-export async function enableIterativeScan(trx: Db, forceIndex = false, maxScanTuples?: number): Promise<void> {
+export async function enableIterativeScan(
+  trx: Db,
+  forceIndex = false,
+  maxScanTuples?: number,
+  efSearch = 400,
+): Promise<void> {
   // Measured on 2,000 scoped vectors: ef_search 100 found ~98% of the exact top 20, 400 found all.
   // setLocal (src/db/citus.ts) sends them in one round trip, and on Citus so that the workers get them.
   await setLocal(trx, {
     'hnsw.iterative_scan': 'relaxed_order',
-    'hnsw.ef_search': '400',
+    'hnsw.ef_search': String(efSearch),
     ...(forceIndex ? { enable_sort: 'off' } : {}),
     // How many index entries an iterative scan visits at most before it gives up (pgvector's default: 20,000).
     ...(maxScanTuples !== undefined ? { 'hnsw.max_scan_tuples': String(Math.max(1, Math.floor(maxScanTuples))) } : {}),

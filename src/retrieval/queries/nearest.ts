@@ -90,12 +90,17 @@ export function boundedExactNearestQuery(q: NearestInput, exactScanMax: number) 
 }
 
 /**
- * Index entries a filtered HNSW walk visits at most (hnsw.max_scan_tuples): enough to fill the top
- * k for a filter that lets through a few percent of the part, few enough to keep the walk's cost
- * bounded when it lets through almost nothing. pgvector applies it loosely: on a graph that also
- * holds other tenants' entries, 2,000 read up to 7,387 memory rows, 500 about 1,450.
+ * Index entries a filtered HNSW walk visits at most (hnsw.max_scan_tuples), and its candidate list
+ * (hnsw.ef_search, the unfiltered walk's is 400). pgvector stops visiting at max_scan_tuples but
+ * then still returns every candidate it had set aside, each a memory row read and filtered, so the
+ * rows a selective filter reads grow with both, and not in proportion: in test/retrieval/bounded
+ * (a 20,000-memory subject, 5 passing the filter) 500 tuples with ef_search 400 read 4,000 to 8,000
+ * rows, 500 with 40 read 2,300 to 4,100, and 200 with 40 read 1,500 to 2,300. A filter letting a few
+ * percent through still fills the top k from 200 entries; what a more selective one leaves short,
+ * the bounded exact scan behind the walk finds.
  */
-export const FILTERED_SCAN_TUPLES = 500;
+export const FILTERED_SCAN_TUPLES = 200;
+export const FILTERED_EF_SEARCH = 40; // see FILTERED_SCAN_TUPLES
 
 /**
  * The vector side of a part too large for an exact scan, under a caller's filter. A filtered HNSW
@@ -108,9 +113,15 @@ export async function filteredNeighbours(
   q: NearestInput,
   exactScanMax: number,
 ): Promise<{ id: string; distance: number }[]> {
-  const walked = await q.db
-    .transaction()
-    .execute((trx) => vectorNeighbours({ ...q, db: trx, plan: 'hnsw', maxScanTuples: FILTERED_SCAN_TUPLES }));
+  const walked = await q.db.transaction().execute((trx) =>
+    vectorNeighbours({
+      ...q,
+      db: trx,
+      plan: 'hnsw',
+      maxScanTuples: FILTERED_SCAN_TUPLES,
+      efSearch: FILTERED_EF_SEARCH,
+    }),
+  );
   if (walked.length >= q.depth) return walked;
   const scanned = await boundedExactNearestQuery(q, exactScanMax).execute();
   const rows = scanned.map(({ id, distance }) => ({ id, distance }));
@@ -130,11 +141,11 @@ export type VectorPlan = 'exact' | 'hnsw' | 'planner';
  * filtered HNSW scan keeps going until it has `depth` rows that pass the filter (or the scope is exhausted).
  */
 export async function vectorNeighbours(
-  q: NearestInput & { plan?: VectorPlan; maxScanTuples?: number },
+  q: NearestInput & { plan?: VectorPlan; maxScanTuples?: number; efSearch?: number },
 ): Promise<{ id: string; distance: number }[]> {
   const plan = q.plan ?? 'planner';
   if (plan === 'exact') return exactNearestQuery(q).execute();
-  await enableIterativeScan(q.db, plan === 'hnsw', q.maxScanTuples);
+  await enableIterativeScan(q.db, plan === 'hnsw', q.maxScanTuples, q.efSearch);
   const rows = await nearestQuery(q).execute();
   if (plan === 'hnsw') await restoreSorting(q.db);
   // relaxed_order lets an iterative HNSW scan return rows slightly out of distance order.
