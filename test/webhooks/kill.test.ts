@@ -16,11 +16,11 @@ import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
  * audit trail must reach the receiver. Prints the figures docs/benchmarks.md quotes.
  */
 const STREAM_MS = 4_000;
+const WRITERS = 3;
 
 /** A `serve` process that delivers webhooks, to a receiver on this machine. */
 const deliveringServe = async (env: Record<string, string>) =>
   new ServeProcess(await freePort(), { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_DISPATCH: 'true', ...env });
-const WRITERS = 3;
 
 type Json = Record<string, unknown>;
 
