@@ -39,6 +39,27 @@ const E2E = [
   'test/webhooks/kill.test.ts',
 ];
 
+/**
+ * The slow project (`npm run test:slow`; CI runs it on both engines): the files that build a database
+ * of their own (the bounded-rows check, the migration files from an earlier schema, the Citus
+ * distribution layout, an embedder of another size), the scale check's 2,000-memory tenant, and the
+ * type check of the integrations page's examples: chosen by each file's time on both engines, they
+ * took 48% of `npm test`'s file time on PGlite, 37% on Postgres (docs/benchmarks.md, "The test suite").
+ */
+const SLOW = [
+  'test/retrieval/scale.test.ts',
+  'test/retrieval/bounded.test.ts',
+  'test/db/migration-0008.test.ts',
+  'test/db/migration-0009.test.ts',
+  'test/db/migration-0010.test.ts',
+  'test/db/citus-distribute.test.ts',
+  'test/db/embedder-size-change.test.ts',
+  'test/adapters/docs-examples.test.ts',
+];
+
+/** Starts each worker's database in a hook (test/helpers/worker-database.ts says why). */
+const WORKER_DATABASE = 'test/helpers/worker-database.ts';
+
 export default defineConfig({
   test: {
     // Files in one worker share its database (each test makes its own tenant), which saves
@@ -49,11 +70,22 @@ export default defineConfig({
     hookTimeout: 120_000,
     projects: [
       // Not a root `include`: a project that extends the root adds to its lists instead of replacing them.
+      // fast and slow use every core: vitest's default leaves one free (one worker on two cores), and
+      // their files share nothing but the Postgres database, where each test has its own tenant.
       {
         extends: true,
-        test: { name: 'fast', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, ...E2E] },
+        test: {
+          name: 'fast',
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...E2E, ...SLOW],
+          maxWorkers: '100%',
+          setupFiles: [WORKER_DATABASE],
+        },
       },
-      { extends: true, test: { name: 'e2e', include: E2E } },
+      { extends: true, test: { name: 'slow', include: SLOW, maxWorkers: '100%' } },
+      // The child processes of these files want the cores the default leaves them; a group of its own,
+      // since projects that run together in one group must agree on the worker count.
+      { extends: true, test: { name: 'e2e', include: E2E, sequence: { groupOrder: 1 } } },
     ],
   },
 });

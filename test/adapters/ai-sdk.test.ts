@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentMemoryMiddleware, agentMemoryTools } from '../../src/adapters/ai-sdk/index.js';
 import { AgentMemoryError, createAgentMemoryClient, ok } from '../../src/client/index.js';
 import { engine } from '../helpers/harness.js';
-import { serveForAdapters, type Served } from './served.js';
+import { serveForAdapters, type Served } from '../helpers/adapters-server.js';
 
 const usage = {
   inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },

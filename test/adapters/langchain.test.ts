@@ -9,7 +9,7 @@ import { AgentMemoryRetriever } from '../../src/adapters/langchain/index.js';
 import { AgentMemoryStore, UnsupportedStoreOperation } from '../../src/adapters/langgraph/index.js';
 import { createAgentMemoryClient, ok } from '../../src/client/index.js';
 import { engine } from '../helpers/harness.js';
-import { serveForAdapters, type Served } from './served.js';
+import { serveForAdapters, type Served } from '../helpers/adapters-server.js';
 
 describe(`agent-memory/langchain and agent-memory/langgraph against a live server on ${engine}`, () => {
   let served: Served;

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentMemoryTools, AgentMemorySession } from '../../src/adapters/openai-agents/index.js';
 import { AgentMemoryError, ok } from '../../src/client/index.js';
 import { engine } from '../helpers/harness.js';
-import { serveForAdapters, type Served } from './served.js';
+import { serveForAdapters, type Served } from '../helpers/adapters-server.js';
 
 const textOfInput = (input: string | AgentInputItem[]) => JSON.stringify(input);
 

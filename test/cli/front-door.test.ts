@@ -2,7 +2,8 @@ import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isolatedDatabase } from '../helpers/isolated-db.js';
-import { childEnv, exited, freePort, spawnCli, tempDir, type Json } from '../mcp/helpers.js';
+import { childEnv, exited, freePort, spawnCli, tempDir } from '../helpers/cli.js';
+import { type Json } from '../helpers/mcp.js';
 
 /**
  * What a newcomer meets first, through the real CLI: `agent-memory mcp` answering `initialize`

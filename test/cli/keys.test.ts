@@ -5,7 +5,7 @@ import { UsageError } from '../../src/cli/failure.js';
 import { localActor } from '../../src/domain/local-tenant.js';
 import { AppError } from '../../src/errors.js';
 import { engine, newTenant, SETUP_TOKEN, testApi } from '../helpers/harness.js';
-import { inProcessClient, ok } from '../mcp/helpers.js';
+import { inProcessClient, ok } from '../helpers/mcp.js';
 
 describe(`agent-memory keys create on ${engine}`, () => {
   it('makes a key for the local tenant of stdio, which shows over REST what the assistant stored', async () => {

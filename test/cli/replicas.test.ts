@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SWEEP_LOCK_KEY } from '../../src/domain/sweeper.js';
 import { SETUP_TOKEN } from '../helpers/harness.js';
 import { isolatedDatabase, type IsolatedDb } from '../helpers/isolated-db.js';
-import { childEnv, exited, spawnCli, tempDir } from '../mcp/helpers.js';
+import { childEnv, exited, spawnCli, tempDir } from '../helpers/cli.js';
 
 /**
  * Stateless replicas (docs/scale-out.md): three `agent-memory serve` processes on one Postgres

@@ -2,7 +2,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { childEnv, exited, freePort, spawnCli, tempDir } from '../mcp/helpers.js';
+import { childEnv, exited, freePort, spawnCli, tempDir } from '../helpers/cli.js';
 
 /**
  * `agent-memory serve`'s first seconds, as a newcomer meets them: a port or a data folder it cannot

@@ -8,7 +8,7 @@ import { startJobRunner } from '../../src/jobs/runner.js';
 import { engine, newKey, newTenant, testApi, type Tenant, type TestApi } from '../helpers/harness.js';
 import { hasChromium, launchChromium, type Browser } from '../helpers/chromium.js';
 import { WebhookDispatcher } from '../../src/webhooks/dispatcher.js';
-import { startReceiver } from '../webhooks/receiver.js';
+import { startReceiver } from '../helpers/webhook-receiver.js';
 
 if (!hasChromium) {
   // CI installs it (.ci/run); a machine without it says why these tests did not run.

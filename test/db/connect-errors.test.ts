@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { connectionProblem, openPostgres } from '../../src/db/connect.js';
 import { knownFailure } from '../../src/cli/failure.js';
-import { freePort } from '../mcp/helpers.js';
+import { freePort } from '../helpers/cli.js';
 
 /** What `agent-memory serve|mcp|migrate` print for a failure: one line, for the ones a user can fix. */
 async function lineFor(url: string): Promise<string | undefined> {

@@ -16,7 +16,7 @@ import { startCore } from '../../src/start-core.js';
 import { recall } from '../../src/retrieval/recall.js';
 import { engine, testConfig } from '../helpers/harness.js';
 import { isolatedDatabase, type IsolatedDb } from '../helpers/isolated-db.js';
-import { childEnv, exited, spawnCli } from '../mcp/helpers.js';
+import { childEnv, exited, spawnCli } from '../helpers/cli.js';
 
 /** Changing the embedder of a deployment: the refusal to start on foreign vectors, and `reembed`. */
 const silent = pino({ level: 'silent' });

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { childEnv } from '../mcp/helpers.js';
+import { childEnv } from '../helpers/cli.js';
 
 const run = promisify(execFile);
 const TSX = join('node_modules', '.bin', 'tsx');

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { freePort } from '../mcp/helpers.js';
+import { freePort } from './cli.js';
 
 const run = promisify(execFile);
 

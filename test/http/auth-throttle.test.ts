@@ -5,7 +5,7 @@ import { AuthThrottle } from '../../src/access/auth-throttle.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { AppError } from '../../src/errors.js';
 import { newTenant, SETUP_TOKEN, testApi, type TestApi } from '../helpers/harness.js';
-import { expectProblem } from './problem.js';
+import { expectProblem } from '../helpers/problem.js';
 
 type Headers = Record<string, string>;
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { newTenant, testApi } from '../helpers/harness.js';
-import { expectProblem } from './problem.js';
+import { expectProblem } from '../helpers/problem.js';
 
 const LONE = '\ud800';
 const cursorOf = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { engine, manualClock, newKey, newTenant, testApi, type Tenant, type TestApi } from '../helpers/harness.js';
-import { expectProblem, UUID } from './problem.js';
+import { expectProblem, UUID } from '../helpers/problem.js';
 
 const writeCanon = (api: TestApi, t: Tenant, content: string, extra: Record<string, unknown> = {}) =>
   api.http

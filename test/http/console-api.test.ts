@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { engine, manualClock, newKey, newTenant, testApi } from '../helpers/harness.js';
-import { expectProblem } from './problem.js';
+import { expectProblem } from '../helpers/problem.js';
 
 const HOUR_MS = 3_600_000;
 

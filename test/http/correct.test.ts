@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { CorrectedMemoryObject } from '../../src/schemas/objects.js';
 import { engine, newKey, newTenant, testApi, type Tenant, type TestApi } from '../helpers/harness.js';
-import { call, identityWithScopes, inProcessClient } from '../mcp/helpers.js';
-import { expectProblem } from './problem.js';
+import { call, identityWithScopes, inProcessClient } from '../helpers/mcp.js';
+import { expectProblem } from '../helpers/problem.js';
 
 const store = async (api: TestApi, t: Tenant, body: Record<string, unknown>) => {
   const res = await api.http

@@ -5,7 +5,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SETUP_TOKEN } from '../helpers/harness.js';
 import { CLUSTER_BINARIES, clusterBinariesPresent, startOwnCluster, type OwnCluster } from '../helpers/own-cluster.js';
-import { childEnv, exited, freePort, spawnCli } from '../mcp/helpers.js';
+import { childEnv, exited, freePort, spawnCli } from '../helpers/cli.js';
 
 /**
  * The database restarts, crashes or ends a session under a running `agent-memory serve`: the process

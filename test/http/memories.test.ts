@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { engine, manualClock, newTenant, testApi, type Tenant, type TestApi } from '../helpers/harness.js';
-import { expectProblem, MEMORY_FIELDS, UUID } from './problem.js';
+import { expectProblem, MEMORY_FIELDS, UUID } from '../helpers/problem.js';
 
 const DAY_MS = 86_400_000;
 

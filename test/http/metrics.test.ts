@@ -5,7 +5,7 @@ import type { Embedder } from '../../src/embedding/embedder.js';
 import { startSweeper } from '../../src/domain/sweeper.js';
 import { createMetrics, createMetricsApp, withMetrics } from '../../src/http/metrics.js';
 import { newTenant, testApi, testCore } from '../helpers/harness.js';
-import { expectProblem } from './problem.js';
+import { expectProblem } from '../helpers/problem.js';
 
 /** Issue 15 point 9: /metrics shows the core's work, whichever door asked for it, and can be guarded. */
 

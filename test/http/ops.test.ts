@@ -6,7 +6,7 @@ import { API_ROUTES, createApp } from '../../src/app.js';
 import { createHashEmbedder } from '../../src/embedding/hash.js';
 import { startCore } from '../../src/start-core.js';
 import { engine, newTenant, SETUP_TOKEN, testApi, testConfig } from '../helpers/harness.js';
-import { expectProblem } from './problem.js';
+import { expectProblem } from '../helpers/problem.js';
 
 const OPS_PATHS = ['/', '/healthz', '/readyz', '/metrics', '/v1/openapi.json', '/docs'];
 

@@ -7,9 +7,9 @@ import type { Core } from '../../src/domain/core.js';
 import type { Database } from '../../src/db/schema.js';
 import { authenticate } from '../../src/domain/keys.js';
 import { outageError } from '../../src/errors.js';
-import { inProcessClient } from '../mcp/helpers.js';
+import { inProcessClient } from '../helpers/mcp.js';
 import { engine, newTenant, SETUP_TOKEN, testApi } from '../helpers/harness.js';
-import { expectProblem } from './problem.js';
+import { expectProblem } from '../helpers/problem.js';
 
 // Nothing listens on port 1 (tcpmux, unused anywhere): every connection is refused, as when the
 // database server is down.

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { API_ROUTES } from '../../src/app.js';
 import { engine, newKey, newTenant, SETUP_TOKEN, testApi, type TestApi } from '../helpers/harness.js';
-import { expectProblem, UUID } from './problem.js';
+import { expectProblem, UUID } from '../helpers/problem.js';
 
 const setup = (api: TestApi, orgName: string, token: string | null = SETUP_TOKEN) =>
   api.http

@@ -4,8 +4,8 @@ import { sweepExpired } from '../../src/domain/sweeper.js';
 import { DAY_MS } from '../../src/domain/time.js';
 import { MemoryObject, StoredMemoryObject } from '../../src/schemas/objects.js';
 import { engine, manualClock, newTenant, testApi, type Tenant, type TestApi } from '../helpers/harness.js';
-import { call, identityWithScopes, inProcessClient, ok, text } from '../mcp/helpers.js';
-import { expectProblem } from './problem.js';
+import { call, identityWithScopes, inProcessClient, ok, text } from '../helpers/mcp.js';
+import { expectProblem } from '../helpers/problem.js';
 
 type Stored = ReturnType<typeof StoredMemoryObject.parse>;
 type Recalled = ReturnType<typeof MemoryObject.parse> & { score: number; score_details: { recency: number } };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { call, identityWithScopes, inProcessClient, text } from '../mcp/helpers.js';
+import { call, identityWithScopes, inProcessClient, text } from '../helpers/mcp.js';
 import { newTenant, testApi } from '../helpers/harness.js';
-import { expectProblem } from './problem.js';
+import { expectProblem } from '../helpers/problem.js';
 
 /** Issue 15 point 5: a misspelt field is refused with 400 naming it, never dropped (docs/api.md §2). */
 describe('unknown fields', () => {

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { Core } from '../../src/domain/core.js';
 import { ingestConversation } from '../../src/domain/ingest.js';
 import { engine, testApi } from '../helpers/harness.js';
-import { MESSAGES, state, subject } from './exactly-once-fixture.js';
+import { MESSAGES, state, subject } from '../helpers/exactly-once-fixture.js';
 
 /**
  * docs/api.md §5: with a conversation id and message ids, an ingest is exactly-once per message

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ConversationMessage } from '../../src/extraction/extractor.js';
 import { createHeuristicExtractor, factsOfMessage } from '../../src/extraction/heuristic.js';
 import { splitClauses } from '../../src/extraction/heuristic/pieces.js';
-import { dice, loadConversations, MATCH_THRESHOLD, score } from './fixture.js';
+import { dice, loadConversations, MATCH_THRESHOLD, score } from '../helpers/conversations-fixture.js';
 
 const user = (content: string, name?: string): ConversationMessage => ({ role: 'user', content, name });
 const said = (content: string, name?: string): string[] => factsOfMessage(user(content, name)).map((f) => f.content);

@@ -1,11 +1,11 @@
-import type { ChildProcess } from 'node:child_process';
 import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Core } from '../../src/domain/core.js';
 import type { IngestMessage } from '../../src/domain/ingest.js';
-import { engine, SETUP_TOKEN, testApi } from '../helpers/harness.js';
-import { childEnv, exited, freePort, spawnCli } from '../mcp/helpers.js';
-import { AGENT, MESSAGES, state, subject, type Subject } from './exactly-once-fixture.js';
+import { engine, testApi } from '../helpers/harness.js';
+import { freePort } from '../helpers/cli.js';
+import { AGENT, MESSAGES, state, subject, type Subject } from '../helpers/exactly-once-fixture.js';
+import { ServeProcess } from '../helpers/serve-process.js';
 
 /**
  * docs/api.md §5, exactly once per message, against a real crash: a `serve` process on Postgres is
@@ -15,7 +15,6 @@ import { AGENT, MESSAGES, state, subject, type Subject } from './exactly-once-fi
  * runs on Postgres only.
  */
 
-const START_TIMEOUT_MS = 60_000;
 const CITIES = ['Paris', 'Oslo', 'Lima', 'Cairo', 'Quito', 'Hanoi', 'Dakar', 'Perth', 'Riga', 'Sofia', 'Bern'];
 
 /**
@@ -36,68 +35,7 @@ const LONG: IngestMessage[] = [
   }),
 ];
 
-class Server {
-  private child: ChildProcess | undefined;
-  private stderr = '';
-  constructor(
-    readonly port: number,
-    private readonly databaseUrl: string,
-  ) {}
-
-  get base(): string {
-    return `http://127.0.0.1:${this.port}`;
-  }
-
-  async start(): Promise<void> {
-    this.stderr = '';
-    const child = spawnCli(
-      ['serve'],
-      childEnv({
-        DATABASE_URL: this.databaseUrl,
-        PORT: String(this.port),
-        HOST: '127.0.0.1',
-        SETUP_TOKEN,
-        RATE_LIMIT_PER_MINUTE: '0',
-        LOG_LEVEL: 'warn',
-      }),
-    );
-    this.child = child;
-    child.stderr?.on('data', (chunk: Buffer) => {
-      this.stderr += chunk.toString();
-    });
-    child.stdout?.resume();
-    const deadline = Date.now() + START_TIMEOUT_MS;
-    while (Date.now() < deadline) {
-      if (child.exitCode !== null) throw new Error(`serve exited (${child.exitCode}); stderr:\n${this.stderr}`);
-      try {
-        if ((await fetch(`${this.base}/readyz`)).ok) return;
-      } catch {
-        // not listening yet
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error(`serve did not become ready; stderr:\n${this.stderr}`);
-  }
-
-  /** SIGKILL: no handler runs, open transactions die with their connections. */
-  async kill(): Promise<void> {
-    const child = this.child;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    const gone = exited(child);
-    child.kill('SIGKILL');
-    await gone;
-  }
-
-  async stop(): Promise<void> {
-    const child = this.child;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    const gone = exited(child);
-    child.kill('SIGTERM');
-    await gone;
-  }
-}
-
-function ingest(server: Server, s: Subject): Promise<Response> {
+function ingest(server: ServeProcess, s: Subject): Promise<Response> {
   return fetch(`${server.base}/v1/agents/${AGENT}/conversations/ingest`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', Authorization: s.tenant.auth.Authorization },
@@ -117,12 +55,12 @@ async function ingested(core: Core, tenantId: string): Promise<number> {
 }
 
 describe.skipIf(engine !== 'postgres')(`an ingest whose server is killed, then sent again, on ${engine}`, () => {
-  let server: Server | undefined;
+  let server: ServeProcess | undefined;
   afterAll(async () => server?.stop(), 30_000);
 
   it('leaves the subject as one uninterrupted ingest does, wherever the kill fell', { timeout: 600_000 }, async () => {
     const api = await testApi();
-    server = new Server(await freePort(), process.env.TEST_DATABASE_URL ?? '');
+    server = new ServeProcess(await freePort(), { DATABASE_URL: process.env.TEST_DATABASE_URL ?? '' });
     await server.start();
 
     const clean = await subject(api, LONG);

@@ -7,7 +7,7 @@ import type { Core } from '../../src/domain/core.js';
 import type { Embedder } from '../../src/embedding/embedder.js';
 import { engine, newKey, newTenant, testApi, testCore, type Tenant, type TestApi } from '../helpers/harness.js';
 import { createAnchor, startSession } from '../helpers/store-recall.js';
-import { expectProblem, MEMORY_FIELDS, UUID } from '../http/problem.js';
+import { expectProblem, MEMORY_FIELDS, UUID } from '../helpers/problem.js';
 
 type Json = ReturnType<typeof JSON.parse>;
 type Message = { role: string; content: string; id?: string; name?: string };

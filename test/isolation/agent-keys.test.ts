@@ -7,9 +7,9 @@ import { describe, expect, it } from 'vitest';
 import { authenticate } from '../../src/domain/keys.js';
 import { engine, newTenant, testApi, type Tenant, type TestApi } from '../helpers/harness.js';
 import { createAnchor, ids, recall, startSession, storeMemory } from '../helpers/store-recall.js';
-import { expectProblem } from '../http/problem.js';
-import { exportText } from '../portability/helpers.js';
-import { call, inProcessClient, ok, readJson, text } from '../mcp/helpers.js';
+import { expectProblem } from '../helpers/problem.js';
+import { exportText } from '../helpers/portability.js';
+import { call, inProcessClient, ok, readJson, text } from '../helpers/mcp.js';
 
 /**
  * Keys bound to agents (POST /v1/keys with agent_ids): such a key acts only as its agents, over

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { authenticate } from '../../src/domain/keys.js';
 import { engine, newTenant, testApi, type Tenant, type TestApi } from '../helpers/harness.js';
 import { startSession, storeMemory } from '../helpers/store-recall.js';
-import { inProcessClient } from '../mcp/helpers.js';
+import { inProcessClient } from '../helpers/mcp.js';
 
 /**
  * The MCP side of the walk in bound-keys-walk.test.ts: every tool the server lists and every

@@ -4,8 +4,8 @@ import type { Core } from '../../src/domain/core.js';
 import { deleteExpiredJobs, startJobRunner, type JobRunner } from '../../src/jobs/runner.js';
 import { wakeRunners } from '../../src/jobs/wake.js';
 import { engine, manualClock, newTenant, testApi, type Tenant, type TestApi } from '../helpers/harness.js';
-import { expectProblem } from '../http/problem.js';
-import { memoryRecord } from '../portability/helpers.js';
+import { expectProblem } from '../helpers/problem.js';
+import { memoryRecord } from '../helpers/portability.js';
 
 /**
  * Jobs (docs/api.md §5.10): ?async=true on ingest and import answers 202 with a job, which a

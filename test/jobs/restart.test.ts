@@ -1,12 +1,12 @@
-import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { engine, SETUP_TOKEN } from '../helpers/harness.js';
-import { childEnv, exited, freePort, spawnCli } from '../mcp/helpers.js';
-import { memoryRecord } from '../portability/helpers.js';
+import { freePort } from '../helpers/cli.js';
+import { memoryRecord } from '../helpers/portability.js';
+import { ServeProcess } from '../helpers/serve-process.js';
 
 /**
  * Jobs across a restart of their server (docs/api.md §5 Jobs), on the engine of the run: a `serve`
@@ -15,94 +15,28 @@ import { memoryRecord } from '../portability/helpers.js';
  * in place; a running ingest that cannot resume (no message ids) fails with job_interrupted.
  */
 
-const START_TIMEOUT_MS = 120_000;
 /** Short, so that the restarted process takes the dead one's jobs over within seconds. */
 const LEASE_SECONDS = '3';
 const IMPORT_LINES = 2000;
 
 type Json = Record<string, unknown>;
 
-class Server {
-  private child: ChildProcess | undefined;
-  stderr = '';
-  constructor(
-    readonly port: number,
-    private readonly env: Record<string, string>,
-  ) {}
-
-  get running(): boolean {
-    return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
-  }
-
-  get base(): string {
-    return `http://127.0.0.1:${this.port}`;
-  }
-
-  async start(extra: Record<string, string> = {}): Promise<void> {
-    this.stderr = '';
-    const child = spawnCli(
-      ['serve'],
-      childEnv({
-        ...this.env,
-        PORT: String(this.port),
-        HOST: '127.0.0.1',
-        SETUP_TOKEN,
-        RATE_LIMIT_PER_MINUTE: '0',
-        LOG_LEVEL: 'warn',
-        JOB_LEASE_SECONDS: LEASE_SECONDS,
-        JOB_POLL_MS: '200',
-        ...extra,
-      }),
-    );
-    this.child = child;
-    child.stderr?.on('data', (chunk: Buffer) => {
-      this.stderr += chunk.toString();
-    });
-    child.stdout?.resume();
-    const deadline = Date.now() + START_TIMEOUT_MS;
-    while (Date.now() < deadline) {
-      if (child.exitCode !== null) throw new Error(`serve exited (${child.exitCode}); stderr:\n${this.stderr}`);
-      try {
-        if ((await fetch(`${this.base}/readyz`)).ok) return;
-      } catch {
-        // not listening yet
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error(`serve did not become ready; stderr:\n${this.stderr}`);
-  }
-
-  /** SIGKILL: no handler runs, the jobs' leases are left to run out. */
-  async kill(): Promise<void> {
-    const child = this.child;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    const gone = exited(child);
-    child.kill('SIGKILL');
-    await gone;
-  }
-
-  async stop(): Promise<void> {
-    const child = this.child;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    const gone = exited(child);
-    child.kill('SIGTERM');
-    await gone;
-  }
-
-  async call(method: string, url: string, auth: Json, body?: string, type = 'application/json'): Promise<Json> {
-    const res = await fetch(`${this.base}${url}`, {
-      method,
-      headers: { ...(auth as Record<string, string>), ...(body === undefined ? {} : { 'Content-Type': type }) },
-      body,
-    }).catch((error: unknown) => {
-      const child = this.child;
-      throw new Error(
-        `${method} ${url}: ${String(error)} (serve: ${String(child?.exitCode ?? child?.signalCode ?? 'running')}); stderr:\n${this.stderr}`,
-      );
-    });
-    const answer = (await res.json()) as Json;
-    return { status: res.status, ...answer };
-  }
+/** A request to the process with raw headers and body; the answer's status and its JSON fields. */
+async function call(
+  server: ServeProcess,
+  method: string,
+  url: string,
+  auth: Json,
+  body?: string,
+  type = 'application/json',
+): Promise<Json> {
+  const res = await server.fetch(url, {
+    method,
+    headers: { ...(auth as Record<string, string>), ...(body === undefined ? {} : { 'Content-Type': type }) },
+    body,
+  });
+  const answer = (await res.json()) as Json;
+  return { status: res.status, ...answer };
 }
 
 /**
@@ -110,7 +44,7 @@ class Server {
  * process runs: on the embedded engine a running job holds the process's one connection for a
  * batch at a time, and an idle keep-alive connection may be closed just as it is reused.
  */
-async function until(server: Server, what: string, check: () => Promise<boolean>, ms = 300_000): Promise<void> {
+async function until(server: ServeProcess, what: string, check: () => Promise<boolean>, ms = 300_000): Promise<void> {
   const deadline = Date.now() + ms;
   const holds = () =>
     check().catch((error: unknown) => {
@@ -129,7 +63,7 @@ const LONG = Array.from({ length: 150 }, (_, i) => ({
 }));
 
 describe(`jobs across a killed server, on ${engine}`, () => {
-  let server: Server | undefined;
+  let server: ServeProcess | undefined;
   let dataDir: string | undefined;
   afterAll(async () => {
     await server?.stop();
@@ -145,12 +79,13 @@ describe(`jobs across a killed server, on ${engine}`, () => {
       if (engine === 'pglite') dataDir = await mkdtemp(path.join(os.tmpdir(), 'agent-memory-jobs-'));
       const env: Record<string, string> =
         engine === 'postgres' ? { DATABASE_URL: process.env.TEST_DATABASE_URL ?? '' } : { DATA_DIR: dataDir! };
-      server = new Server(await freePort(), env);
+      server = new ServeProcess(await freePort(), { ...env, JOB_LEASE_SECONDS: LEASE_SECONDS, JOB_POLL_MS: '200' });
       const s = server;
 
       // 1. A process that runs no job queues one, and is killed.
       await s.start({ JOB_CONCURRENCY: '0' });
-      const setup = await s.call(
+      const setup = await call(
+        s,
         'POST',
         '/v1/setup',
         { 'X-Setup-Token': SETUP_TOKEN },
@@ -161,7 +96,8 @@ describe(`jobs across a killed server, on ${engine}`, () => {
         { role: 'user', content: 'I live in Lisbon and I work as a carpenter.', id: 'm1' },
         { role: 'user', content: 'My sister is called Ana.', id: 'm2' },
       ];
-      const queued = await s.call(
+      const queued = await call(
+        s,
         'POST',
         '/v1/agents/agent-a/conversations/ingest?async=true',
         auth,
@@ -172,7 +108,7 @@ describe(`jobs across a killed server, on ${engine}`, () => {
 
       // 2. Started again, it runs the queued job; then it is killed while an import runs.
       await s.start();
-      const job = (id: unknown) => s.call('GET', `/v1/jobs/${String(id)}`, auth);
+      const job = (id: unknown) => call(s, 'GET', `/v1/jobs/${String(id)}`, auth);
       await until(s, 'the queued job', async () => (await job(queued.id)).state === 'succeeded');
       expect(await job(queued.id)).toMatchObject({ attempts: 1, result: { skipped_messages: 0 } });
 
@@ -185,7 +121,7 @@ describe(`jobs across a killed server, on ${engine}`, () => {
             ),
           ),
         ].join('\n') + '\n';
-      const imported = await s.call('POST', '/v1/import?async=true', auth, file, 'application/x-ndjson');
+      const imported = await call(s, 'POST', '/v1/import?async=true', auth, file, 'application/x-ndjson');
       expect(imported).toMatchObject({ status: 202 });
       await until(s, 'the import to run', async () => (await job(imported.id)).state === 'running');
       await s.kill();
@@ -201,7 +137,8 @@ describe(`jobs across a killed server, on ${engine}`, () => {
       expect(counts.imported.memories + counts.existing).toBe(IMPORT_LINES);
 
       // 4. An ingest without message ids, killed while it runs, cannot resume: it fails.
-      const ingest = await s.call(
+      const ingest = await call(
+        s,
         'POST',
         '/v1/agents/agent-b/conversations/ingest?async=true',
         auth,
@@ -216,7 +153,7 @@ describe(`jobs across a killed server, on ${engine}`, () => {
       expect(failed).toMatchObject({ attempts: 2, result: null, error: { code: 'job_interrupted', status: 503 } });
       expect((failed.error as Json).detail).toMatch(/stopped before it finished/);
 
-      const events = await s.call('GET', '/v1/audit?action=job_finished', auth);
+      const events = await call(s, 'GET', '/v1/audit?action=job_finished', auth);
       expect((events.events as Json[]).map((e) => [(e.changes as Json).job_id, (e.changes as Json).state])).toEqual([
         [queued.id, 'succeeded'],
         [imported.id, 'succeeded'],

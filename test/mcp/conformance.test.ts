@@ -4,7 +4,7 @@ import { createServer, request, type Server } from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engine, SETUP_TOKEN } from '../helpers/harness.js';
-import { childEnv, exited, freePort, ROOT, spawnCli, tempDir } from './helpers.js';
+import { childEnv, exited, freePort, ROOT, spawnCli, tempDir } from '../helpers/cli.js';
 
 /**
  * The MCP conformance suite (@modelcontextprotocol/conformance, server mode) against `agent-memory

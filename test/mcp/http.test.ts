@@ -5,7 +5,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engine, SETUP_TOKEN } from '../helpers/harness.js';
-import { call, childEnv, exited, freePort, ok, readJson, spawnCli, tempDir, text, type Json } from './helpers.js';
+import { childEnv, exited, freePort, spawnCli, tempDir } from '../helpers/cli.js';
+import { call, ok, readJson, text, type Json } from '../helpers/mcp.js';
 
 /**
  * /mcp end to end: `agent-memory serve` as `npm start` runs it (on the current source), a tenant

@@ -6,7 +6,7 @@ import { ensureLocalTenant, localActor } from '../../src/domain/local-tenant.js'
 import { instructions } from '../../src/mcp/server.js';
 import { CanonObject, SessionObject, StoredMemoryObject } from '../../src/schemas/objects.js';
 import { engine, newTenant, testApi, testCore, type TestApi } from '../helpers/harness.js';
-import { call, identityWithScopes, inProcessClient, ok, readJson, text, type Json } from './helpers.js';
+import { call, identityWithScopes, inProcessClient, ok, readJson, text, type Json } from '../helpers/mcp.js';
 import { SCOPES } from '../../src/vocabulary.js';
 
 /** Every tool and resource of docs/api.md §7, through the SDK Client against createMcpServer in-process. */

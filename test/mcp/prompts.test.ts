@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { CONTEXT_LIMIT } from '../../src/mcp/prompts.js';
 import { canonCap } from '../../src/retrieval/recall.js';
 import { engine, newTenant, testApi, type TestApi } from '../helpers/harness.js';
-import { identityWithScopes, inProcessClient, ok } from './helpers.js';
+import { identityWithScopes, inProcessClient, ok } from '../helpers/mcp.js';
 
 /** The prompts of docs/api.md §7 and the completion of their subject argument, in-process. */
 

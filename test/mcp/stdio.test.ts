@@ -3,7 +3,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, childEnv, exited, ok, readJson, ROOT, spawnCli, tempDir, text, call, type Json } from './helpers.js';
+import { CLI, childEnv, exited, ROOT, spawnCli, tempDir } from '../helpers/cli.js';
+import { ok, readJson, text, call, type Json } from '../helpers/mcp.js';
 
 /**
  * `agent-memory mcp` as a client starts it: a child process on the current source, speaking

@@ -6,7 +6,7 @@ import { createHashEmbedder } from '../../src/embedding/hash.js';
 import { CANON_URI, sessionUri, subjectUri } from '../../src/mcp/resources.js';
 import { startCore } from '../../src/start-core.js';
 import { engine, newTenant, testApi, testConfig, type TestApi } from '../helpers/harness.js';
-import { identityWithScopes, inProcessClient, ok } from './helpers.js';
+import { identityWithScopes, inProcessClient, ok } from '../helpers/mcp.js';
 
 /**
  * resources/subscribe: a subscribed client hears `notifications/resources/updated` after each

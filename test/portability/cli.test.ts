@@ -3,8 +3,8 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { engine } from '../helpers/harness.js';
 import { isolatedDatabase, type IsolatedDb } from '../helpers/isolated-db.js';
-import { childEnv, exited, spawnCli, tempDir } from '../mcp/helpers.js';
-import { sortedLines } from './helpers.js';
+import { childEnv, exited, spawnCli, tempDir } from '../helpers/cli.js';
+import { sortedLines } from '../helpers/portability.js';
 
 const FIXTURE = path.join(path.dirname(new URL(import.meta.url).pathname), 'fixtures/mcp-memory.jsonl');
 

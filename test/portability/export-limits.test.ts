@@ -3,7 +3,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { seedMemories } from '../../tools/portability/seed.js';
 import { capturedLog } from '../helpers/captured-log.js';
 import { engine, newTenant, testApi, type Tenant } from '../helpers/harness.js';
-import { serve, waitFor, type Served } from './serve.js';
+import { serve, waitFor, type Served } from '../helpers/open-requests.js';
 
 /** A generous bound on an answer that must not wait for the stalled exports: far above any normal one. */
 const PROMPT_MS = 30_000;

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { engine, newTenant, testApi, type Tenant, type TestApi } from '../helpers/harness.js';
-import { importText } from './helpers.js';
+import { importText } from '../helpers/portability.js';
 
 const fixture = (name: string): string => readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8');
 

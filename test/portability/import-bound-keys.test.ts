@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { engine, newTenant, testApi, type Tenant, type TestApi } from '../helpers/harness.js';
-import { expectProblem } from '../http/problem.js';
-import { memoryRecord } from './helpers.js';
+import { expectProblem } from '../helpers/problem.js';
+import { memoryRecord } from '../helpers/portability.js';
 
 const HEADER = JSON.stringify({ type: 'header', format: 'agent-memory-export', version: 1, embedder: 'any' });
 const AT = '2026-01-02T03:04:05.678Z';

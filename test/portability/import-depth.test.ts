@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { engine, newTenant, testApi } from '../helpers/harness.js';
-import { expectProblem } from '../http/problem.js';
-import { exportText, importText } from './helpers.js';
+import { expectProblem } from '../helpers/problem.js';
+import { exportText, importText } from '../helpers/portability.js';
 
 /** `{"a":{"a":...{}}}`, `levels` objects deep, written as text (JSON.stringify would recurse). */
 const nested = (levels: number): string => '{"a":'.repeat(levels - 1) + '{}' + '}'.repeat(levels - 1);

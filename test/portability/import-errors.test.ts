@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { engine, newKey, newTenant, testApi, type Tenant, type TestApi } from '../helpers/harness.js';
-import { expectProblem } from '../http/problem.js';
-import { exportText, importText, sortedLines } from './helpers.js';
+import { expectProblem } from '../helpers/problem.js';
+import { exportText, importText, sortedLines } from '../helpers/portability.js';
 
 const HEADER = JSON.stringify({ type: 'header', format: 'agent-memory-export', version: 1, embedder: 'any' });
 const AT = '2026-01-02T03:04:05.678Z';

@@ -4,9 +4,9 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { engine, newTenant, testApi, type Tenant } from '../helpers/harness.js';
-import { expectProblem } from '../http/problem.js';
-import { memoryRecord } from './helpers.js';
-import { openRequest, serve, waitFor, type Served } from './serve.js';
+import { expectProblem } from '../helpers/problem.js';
+import { memoryRecord } from '../helpers/portability.js';
+import { openRequest, serve, waitFor, type Served } from '../helpers/open-requests.js';
 
 const header = JSON.stringify({ type: 'header', format: 'agent-memory-export', version: 1, embedder: 'any' });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { engine, newTenant, testApi } from '../helpers/harness.js';
-import { exportText, importText, memoryRecord } from './helpers.js';
+import { exportText, importText, memoryRecord } from '../helpers/portability.js';
 
 const HEADER = JSON.stringify({ type: 'header', format: 'agent-memory-export', version: 1, embedder: 'any' });
 const ndjson = (...records: object[]): string => [HEADER, ...records.map((r) => JSON.stringify(r))].join('\n') + '\n';

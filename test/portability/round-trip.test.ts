@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engine, newTenant, testApi, type Tenant, type TestApi } from '../helpers/harness.js';
-import { exportText, freshDatabase, importText, sortedLines } from './helpers.js';
+import { exportText, freshDatabase, importText, sortedLines } from '../helpers/portability.js';
 
 type Body = Record<string, unknown> & { id: string };
 

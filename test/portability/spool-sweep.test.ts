@@ -7,8 +7,8 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sweepSpools } from '../../src/http/spool.js';
 import { engine, SETUP_TOKEN } from '../helpers/harness.js';
-import { childEnv, exited, freePort, spawnCli, tempDir } from '../mcp/helpers.js';
-import { waitFor } from './serve.js';
+import { childEnv, exited, freePort, spawnCli, tempDir } from '../helpers/cli.js';
+import { waitFor } from '../helpers/open-requests.js';
 
 const HOUR_AGO = new Date(Date.now() - 3600_000);
 

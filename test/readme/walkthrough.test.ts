@@ -11,7 +11,7 @@ import {
 } from '../helpers/readme-walkthrough.js';
 import { citusDatabase } from '../helpers/citus.js';
 import { isolatedDatabase, type IsolatedDb } from '../helpers/isolated-db.js';
-import { childEnv, exited, freePort, ROOT, spawnCli, tempDir } from '../mcp/helpers.js';
+import { childEnv, exited, freePort, ROOT, spawnCli, tempDir } from '../helpers/cli.js';
 
 /**
  * The README's walk-through, read from the README itself (its `sh walkthrough` blocks) and run with

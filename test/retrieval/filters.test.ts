@@ -1,8 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { engine, newTenant, testApi, type Tenant, type TestApi } from '../helpers/harness.js';
 import { createAnchor, startSession, storeMemory } from '../helpers/store-recall.js';
-import { expectProblem } from '../http/problem.js';
-import { call, identityWithScopes, inProcessClient, text } from '../mcp/helpers.js';
+import { expectProblem } from '../helpers/problem.js';
+import { call, identityWithScopes, inProcessClient, text } from '../helpers/mcp.js';
 
 /**
  * Filters (docs/api.md, "Filters") on every operator, through POST /v1/memories/recall, the lists

@@ -6,7 +6,7 @@ import type { Actor, Core } from '../../src/domain/core.js';
 import { ReadReplicas } from '../../src/db/read-replicas.js';
 import request from 'supertest';
 import { newKey, newTenant, testApi, testCore, type TestApi } from '../helpers/harness.js';
-import { inProcessClient, ok } from '../mcp/helpers.js';
+import { inProcessClient, ok } from '../helpers/mcp.js';
 
 /**
  * Which database recall reads with DATABASE_READ_URL set (src/db/read-replicas.ts), on either

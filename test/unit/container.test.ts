@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from '../mcp/helpers.js';
+import { ROOT } from '../helpers/cli.js';
 
 /**
  * Issue 15 point 9: the image and the compose file, checked as text (the machines that run the

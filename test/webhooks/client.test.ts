@@ -8,7 +8,7 @@ import { createHttpServer } from '../../src/http/server.js';
 import { CreatedWebhookObject, WebhookDeliveryObject, WebhookObject } from '../../src/schemas/webhooks.js';
 import { WebhookDispatcher } from '../../src/webhooks/dispatcher.js';
 import { engine, SETUP_TOKEN, testCore } from '../helpers/harness.js';
-import { startReceiver, type Receiver } from './receiver.js';
+import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 
 /** The webhook routes through the typed client, each answer checked strictly against its schema. */
 describe(`webhooks through agent-memory/client on ${engine}`, () => {

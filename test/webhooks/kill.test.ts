@@ -4,9 +4,9 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engine } from '../helpers/harness.js';
 import { clusterBinariesPresent, startOwnCluster, type OwnCluster } from '../helpers/own-cluster.js';
-import { freePort, tempDir } from '../mcp/helpers.js';
-import { startReceiver, type Receiver } from './receiver.js';
-import { ServeProcess } from './serve.js';
+import { freePort, tempDir } from '../helpers/cli.js';
+import { ServeProcess } from '../helpers/serve-process.js';
+import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 
 /**
  * The outbox against real crashes (docs/webhooks.md): a `serve` process killed with SIGKILL after
@@ -17,6 +17,10 @@ import { ServeProcess } from './serve.js';
  */
 const STREAM_MS = 4_000;
 const WRITERS = 3;
+
+/** A `serve` process that delivers webhooks, to a receiver on this machine. */
+const deliveringServe = async (env: Record<string, string>) =>
+  new ServeProcess(await freePort(), { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_DISPATCH: 'true', ...env });
 
 type Json = Record<string, unknown>;
 
@@ -89,7 +93,7 @@ describe(`webhook deliveries through a kill -9 of the server, on ${engine}`, () 
 
   beforeAll(async () => {
     database = await ownDatabase();
-    server = new ServeProcess(await freePort(), { ...database.env, WEBHOOK_TIMEOUT_MS: '1000' });
+    server = await deliveringServe({ ...database.env, WEBHOOK_TIMEOUT_MS: '1000' });
     receiver = await startReceiver();
   }, 180_000);
   afterAll(async () => {
@@ -199,7 +203,7 @@ describe.skipIf(engine !== 'postgres' || !clusterBinariesPresent())(
     beforeAll(async () => {
       cluster = await startOwnCluster();
       await cluster.query('CREATE DATABASE agent_memory');
-      server = new ServeProcess(await freePort(), { DATABASE_URL: cluster.url('agent_memory') });
+      server = await deliveringServe({ DATABASE_URL: cluster.url('agent_memory') });
       receiver = await startReceiver();
     }, 180_000);
     afterAll(async () => {

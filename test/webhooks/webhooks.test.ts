@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordEvent } from '../../src/domain/audit.js';
 import { WebhookDispatcher } from '../../src/webhooks/dispatcher.js';
 import { engine, newKey, newTenant, testApi, type Tenant, type TestApi } from '../helpers/harness.js';
-import { startReceiver, type Receiver } from './receiver.js';
+import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 
 /**
  * Webhooks end to end in one process, on the engine under test: endpoints through the API, events

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { createApp } from '../../src/app.js';
 import { createAgentMemoryClient, ok, type AgentMemoryClient } from '../../src/client/index.js';
 import { createHttpServer } from '../../src/http/server.js';
-import { SETUP_TOKEN, testCore } from '../helpers/harness.js';
+import { SETUP_TOKEN, testCore } from './harness.js';
 
 /**
  * The service on a real port, over the worker's database (PGlite, or the Postgres of

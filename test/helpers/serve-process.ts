@@ -1,12 +1,19 @@
 import type { ChildProcess } from 'node:child_process';
-import { SETUP_TOKEN } from '../helpers/harness.js';
-import { childEnv, exited, spawnCli } from '../mcp/helpers.js';
+import { childEnv, exited, spawnCli } from './cli.js';
+import { SETUP_TOKEN } from './harness.js';
 
-const START_TIMEOUT_MS = 90_000;
+/** Long enough for a process that migrates its database on a busy machine. */
+const START_TIMEOUT_MS = 120_000;
 
-/** An `agent-memory serve` child that a test can kill with SIGKILL and start again on the same database. */
+/**
+ * An `agent-memory serve` child process on 127.0.0.1, for tests of what a real process does when it
+ * is killed and started again on the same database: `start` returns once `/readyz` answers, `kill`
+ * sends SIGKILL (no handler runs, what was committed is all that remains), `stop` SIGTERM.
+ * `env` names the database (DATABASE_URL or DATA_DIR) and what the test sets for every start.
+ */
 export class ServeProcess {
   private child: ChildProcess | undefined;
+  /** What the current process wrote to stderr: the error messages of the helper quote it. */
   stderr = '';
 
   constructor(
@@ -18,6 +25,11 @@ export class ServeProcess {
     return `http://127.0.0.1:${this.port}`;
   }
 
+  get running(): boolean {
+    return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** Starts the process with `extra` over the constructor's environment, and waits until it is ready. */
   async start(extra: Record<string, string> = {}): Promise<void> {
     this.stderr = '';
     const child = spawnCli(
@@ -28,8 +40,6 @@ export class ServeProcess {
         SETUP_TOKEN,
         RATE_LIMIT_PER_MINUTE: '0',
         LOG_LEVEL: 'warn',
-        WEBHOOK_ALLOW_PRIVATE: 'true',
-        WEBHOOK_DISPATCH: 'true',
         ...this.env,
         ...extra,
       }),
@@ -52,30 +62,42 @@ export class ServeProcess {
     throw new Error(`serve did not become ready; stderr:\n${this.stderr}`);
   }
 
-  /** SIGKILL: no handler runs; what was committed is all that remains. */
+  /** SIGKILL: no handler runs, open transactions die with their connections, leases are left to run out. */
   async kill(): Promise<void> {
-    const child = this.child;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    const gone = exited(child);
-    child.kill('SIGKILL');
-    await gone;
+    await this.signal('SIGKILL');
   }
 
+  /** SIGTERM: the process shuts down as it does when an operator stops it. */
   async stop(): Promise<void> {
+    await this.signal('SIGTERM');
+  }
+
+  private async signal(signal: NodeJS.Signals): Promise<void> {
     const child = this.child;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    if (!child || !this.running) return;
     const gone = exited(child);
-    child.kill('SIGTERM');
+    child.kill(signal);
     await gone;
   }
 
+  /** A request to the process; a failed connection says whether the process still runs and what it wrote. */
+  async fetch(path: string, init: RequestInit = {}): Promise<Response> {
+    return fetch(`${this.base}${path}`, init).catch((error: unknown) => {
+      const child = this.child;
+      throw new Error(
+        `${init.method ?? 'GET'} ${path}: ${String(error)} (serve: ${String(child?.exitCode ?? child?.signalCode ?? 'running')}); stderr:\n${this.stderr}`,
+      );
+    });
+  }
+
+  /** A JSON request with a key (the setup token on /v1/setup); the answer's status and parsed body. */
   async call(
     method: string,
     path: string,
     auth: string | undefined,
     body?: unknown,
   ): Promise<{ status: number; body: Record<string, unknown> }> {
-    const res = await fetch(`${this.base}${path}`, {
+    const res = await this.fetch(path, {
       method,
       headers: {
         ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),

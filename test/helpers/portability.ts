@@ -4,8 +4,8 @@ import request from 'supertest';
 import { createApp } from '../../src/app.js';
 import { createHashEmbedder } from '../../src/embedding/hash.js';
 import { startCore, type Running } from '../../src/start-core.js';
-import { testConfig, type Tenant, type TestApi } from '../helpers/harness.js';
-import { isolatedDatabase, type IsolatedDb } from '../helpers/isolated-db.js';
+import { testConfig, type Tenant, type TestApi } from './harness.js';
+import { isolatedDatabase, type IsolatedDb } from './isolated-db.js';
 
 /** A second, empty database with the same embedder as the worker's: where an export is imported. */
 export async function freshDatabase(): Promise<{ api: TestApi; running: Running; close(): Promise<void> }> {

@@ -2,8 +2,8 @@ import { sql } from 'kysely';
 import type { Actor, Core } from '../../src/domain/core.js';
 import type { IngestInput } from '../../src/domain/ingest.js';
 import { storeMemory } from '../../src/domain/store.js';
-import { newTenant, type Tenant, type TestApi } from '../helpers/harness.js';
-import { startSession } from '../helpers/store-recall.js';
+import { newTenant, type Tenant, type TestApi } from './harness.js';
+import { startSession } from './store-recall.js';
 
 /**
  * What the exactly-once tests of ingest share (docs/api.md §5): a subject whose memories a

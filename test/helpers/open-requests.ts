@@ -6,7 +6,7 @@ import path from 'node:path';
 import { createApp } from '../../src/app.js';
 import type { Core } from '../../src/domain/core.js';
 import { createHttpServer } from '../../src/http/server.js';
-import { testCore } from '../helpers/harness.js';
+import { testCore } from './harness.js';
 
 /** An app on a real port, for requests that a test holds open; its spool folder is a fresh one. */
 export interface Served {
