@@ -24,7 +24,7 @@ CREATE TABLE webhook_endpoints (
 );
 
 -- The outbox: one row per event and endpoint, written in the transaction of the change the event
--- reports (src/domain/audit.ts), so that a committed change always has its deliveries and one
+-- reports (src/domain/records/audit.ts), so that a committed change always has its deliveries and one
 -- rolled back has none. id is the event's id (the audit event's), the same for every endpoint and
 -- every attempt: receivers deduplicate by it (webhook-id).
 CREATE TABLE webhook_deliveries (

@@ -1,10 +1,10 @@
 import type { Embedder } from './embedding/embedder.js';
 import { recall, type RecallInput, type RecallResult } from './retrieval/recall.js';
 import type { Actor, Core } from './domain/core.js';
-import { storeBatch, type BatchItem, type BatchItemResult } from './domain/batch.js';
-import { ingestConversation, type IngestInput, type IngestProgress, type IngestResult } from './domain/ingest.js';
-import type { DomainMetrics } from './domain/metrics.js';
-import { storeMemory, type StoreInput, type StoreResult } from './domain/store.js';
+import { storeBatch, type BatchItem, type BatchItemResult } from './domain/store/batch.js';
+import { ingestConversation, type IngestInput, type IngestProgress, type IngestResult } from './domain/store/ingest.js';
+import type { DomainMetrics } from './domain/records/metrics.js';
+import { storeMemory, type StoreInput, type StoreResult } from './domain/store/store.js';
 
 /**
  * The core's entry points as both doors call them, timed and counted for core.metrics. They wrap the

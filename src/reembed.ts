@@ -15,7 +15,7 @@ import {
   type SessionPlace,
 } from './db/reembed.js';
 import { dropVectorIndex, vectorIndexDimensions } from './db/vector.js';
-import { windowText } from './domain/windows.js';
+import { windowText } from './domain/store/windows.js';
 import type { Embedder } from './embedding/embedder.js';
 import { conceptsOf } from './text/concepts.js';
 
@@ -87,7 +87,7 @@ export async function reembedMemories(
   for (;;) {
     const rows = await foreignVectorsPage(db, embedder.id, after, batchSize);
     if (rows.length === 0) break;
-    // Canon is embedded by its normalized text (src/domain/canon.ts), every other memory by its content.
+    // Canon is embedded by its normalized text (src/domain/records/canon.ts), every other memory by its content.
     const vectors = await embedder.embed(rows.map((r) => (r.binding === 'canon' ? r.content_key : r.content)));
     await setVectors(
       db,
@@ -141,7 +141,7 @@ async function fillConcepts(db: Db, batchSize: number, onProgress: (done: number
   }
 }
 
-/** Embeds the missing windows (src/domain/windows.ts) in (tenant, session, seq) order; returns how many. */
+/** Embeds the missing windows (src/domain/store/windows.ts) in (tenant, session, seq) order; returns how many. */
 async function fillWindows(
   db: Db,
   embedder: Embedder,

@@ -4,7 +4,7 @@ import { analyze, openDatabase, openReadReplica, type DbHandle } from './db/conn
 import { openExportPool } from './db/export-pool.js';
 import { assertDataDirWritable } from './db/data-dir-lock.js';
 import { ReadReplicas } from './db/read-replicas.js';
-import { CHANGES_CHANNEL, ChangeFeed } from './domain/changes.js';
+import { CHANGES_CHANNEL, ChangeFeed } from './domain/records/changes.js';
 import type { Unlisten } from './db/listen.js';
 import { detectCitus, withCitus } from './db/citus.js';
 import { distributeForCitus, distributionPending } from './db/citus-distribute.js';

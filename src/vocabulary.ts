@@ -12,7 +12,7 @@ export type Binding = (typeof BINDINGS)[number];
 export const SCOPES = ['read', 'write', 'admin'] as const;
 export type Scope = (typeof SCOPES)[number];
 
-/** What the audit trail records (src/domain/audit.ts). */
+/** What the audit trail records (src/domain/records/audit.ts). */
 export const AUDIT_ACTIONS = [
   'created',
   'reinforced',

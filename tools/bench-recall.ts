@@ -7,8 +7,8 @@ import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { loadConfig } from '../src/config.js';
 import type { Actor } from '../src/domain/core.js';
-import { storeMemory } from '../src/domain/store.js';
-import { createTenant } from '../src/domain/tenants.js';
+import { storeMemory } from '../src/domain/store/store.js';
+import { createTenant } from '../src/domain/tenancy/tenants.js';
 import { startCore } from '../src/start-core.js';
 import { recall } from '../src/retrieval/recall.js';
 

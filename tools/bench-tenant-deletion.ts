@@ -9,9 +9,9 @@ import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { loadConfig } from '../src/config.js';
 import { vectorParam } from '../src/db/vector.js';
-import { upsertAnchor } from '../src/domain/anchors.js';
-import { deleteTenant } from '../src/domain/tenant-deletion.js';
-import { createTenant } from '../src/domain/tenants.js';
+import { upsertAnchor } from '../src/domain/subjects/anchors.js';
+import { deleteTenant } from '../src/domain/tenancy/tenant-deletion.js';
+import { createTenant } from '../src/domain/tenancy/tenants.js';
 import { contentKey, newId } from '../src/domain/text.js';
 import { startCore } from '../src/start-core.js';
 

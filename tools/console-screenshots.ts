@@ -13,7 +13,7 @@ import { chromium, type Page } from 'playwright-core';
 import { pino } from 'pino';
 import { createApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
-import { createTenant } from '../src/domain/tenants.js';
+import { createTenant } from '../src/domain/tenancy/tenants.js';
 import { startCore } from '../src/start-core.js';
 
 const OUT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../docs/console');

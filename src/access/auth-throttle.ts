@@ -43,7 +43,7 @@ interface Window {
  * - failures count per address too, across families: past `perMinute`, a failure is answered 429
  *   instead of 401, which tells a client that sprays keys to slow down, while a valid key from the
  *   address is still checked and accepted.
- * Each attempt costs a SHA-256 and, for a well-formed key, one indexed lookup (src/domain/keys.ts):
+ * Each attempt costs a SHA-256 and, for a well-formed key, one indexed lookup (src/domain/tenancy/keys.ts):
  * no slow hash, since keys carry 238 random bits. 0 turns the throttle off.
  */
 export class AuthThrottle {

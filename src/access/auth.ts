@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request } from 'express';
-import { authenticate, keyPrefixOf } from '../domain/keys.js';
+import { authenticate, keyPrefixOf } from '../domain/tenancy/keys.js';
 import type { Actor, Core } from '../domain/core.js';
 import { AppError } from '../errors.js';
 import type { Credential } from './auth-throttle.js';

@@ -1,9 +1,9 @@
 import { parseArgs } from 'node:util';
 import type { Config } from '../config.js';
 import { type Actor, type Core } from '../domain/core.js';
-import { createKey, type ApiKeyView } from '../domain/keys.js';
-import { ensureLocalTenant } from '../domain/local-tenant.js';
-import { findTenant, type TenantRef } from '../domain/tenants.js';
+import { createKey, type ApiKeyView } from '../domain/tenancy/keys.js';
+import { ensureLocalTenant } from '../domain/tenancy/local-tenant.js';
+import { findTenant, type TenantRef } from '../domain/tenancy/tenants.js';
 import { AppError } from '../errors.js';
 import type { Running } from '../start-core.js';
 import { UsageError } from './failure.js';

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import type { Config } from '../config.js';
-import { localActor } from '../domain/local-tenant.js';
+import { localActor } from '../domain/tenancy/local-tenant.js';
 import { createLogger } from '../logger.js';
 import { assertDatabaseFree } from '../preflight.js';
 import type { Running } from '../start-core.js';

@@ -6,8 +6,8 @@ import type { Embedder } from '../embedding/embedder.js';
 import type { ConversationExtractor } from '../extraction/extractor.js';
 import type { LlmBreaker } from '../llm/breaker.js';
 import type { Scope } from '../vocabulary.js';
-import type { ChangeFeed } from './changes.js';
-import type { DomainMetrics } from './metrics.js';
+import type { ChangeFeed } from './records/changes.js';
+import type { DomainMetrics } from './records/metrics.js';
 import type { ReadReplicas } from '../db/read-replicas.js';
 
 export type Clock = () => Date;
@@ -30,7 +30,7 @@ export interface Core {
   readonly reads?: ReadReplicas | undefined;
   /** On Postgres, the tenant exports' own small pool (src/db/export-pool.ts); absent, exports read `db`. */
   readonly exportDb?: Db | undefined;
-  /** Committed changes by tenant, as the database announces them (src/domain/changes.ts); absent, none are heard. */
+  /** Committed changes by tenant, as the database announces them (src/domain/records/changes.ts); absent, none are heard. */
   readonly changes?: ChangeFeed | undefined;
 }
 
@@ -41,7 +41,7 @@ export interface Actor {
   readonly keyId: string | null;
   readonly scopes: ReadonlySet<Scope>;
   /**
-   * The agents a key bound to agents may act as (src/domain/agent-binding.ts). Absent or null: every
+   * The agents a key bound to agents may act as (src/domain/tenancy/agent-binding.ts). Absent or null: every
    * agent of the tenant, as for keys without a list, setup, the sweeper and stdio.
    */
   readonly agentIds?: ReadonlySet<string> | null;

@@ -5,7 +5,7 @@ import type { MetricsConfig } from '../config.js';
 import type { Core } from '../domain/core.js';
 import { READ_TARGETS } from '../vocabulary.js';
 import { measuredEmbedder } from '../measured.js';
-import type { DomainMetrics } from '../domain/metrics.js';
+import type { DomainMetrics } from '../domain/records/metrics.js';
 import { AppError, toProblem } from '../errors.js';
 import { LLM_PURPOSES, type LlmBreaker, type LlmCounts } from '../llm/breaker.js';
 
@@ -36,7 +36,7 @@ export function createMetrics(llm?: LlmBreaker, reads?: Core['reads']) {
 
 export type Metrics = ReturnType<typeof createMetrics>;
 
-/** The core's own work (src/domain/metrics.ts), whichever door (REST, MCP over HTTP) asked for it. */
+/** The core's own work (src/domain/records/metrics.ts), whichever door (REST, MCP over HTTP) asked for it. */
 function domainMetrics(registry: Registry): DomainMetrics {
   const registers = [registry];
   const recallSeconds = new Histogram({

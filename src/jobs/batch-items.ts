@@ -1,15 +1,15 @@
 import type { z } from 'zod';
 import type { Actor, Core } from '../domain/core.js';
-import type { BatchItem } from '../domain/batch.js';
-import type { LifeInput } from '../domain/life.js';
+import type { BatchItem } from '../domain/store/batch.js';
+import type { LifeInput } from '../domain/lifecycle/life.js';
 import { measuredBatch } from '../measured.js';
-import { storedMemory } from '../domain/store.js';
+import { storedMemory } from '../domain/store/store.js';
 import { AppError, toProblem } from '../errors.js';
 import { StoreMemoryBody } from '../schemas/inputs.js';
 import type { StoreBatchResponse } from '../schemas/objects.js';
 import { parseInput } from '../schemas/parse.js';
 
-/** A body's expiry and pin (src/domain/life.ts). */
+/** A body's expiry and pin (src/domain/lifecycle/life.ts). */
 export const lifeOf = (body: {
   expires_at?: string | null | undefined;
   ttl_seconds?: number | undefined;

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { IngestInput, IngestResult } from '../domain/ingest.js';
+import type { IngestInput, IngestResult } from '../domain/store/ingest.js';
 import { measuredIngest } from '../measured.js';
 import type { IngestBody } from '../schemas/inputs.js';
 import type { IngestResponse } from '../schemas/objects.js';

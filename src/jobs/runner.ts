@@ -1,6 +1,6 @@
 import { sql, type Selectable } from 'kysely';
 import type { JobsTable } from '../db/schema.js';
-import { recordEvent, type AuditChanges } from '../domain/audit.js';
+import { recordEvent, type AuditChanges } from '../domain/records/audit.js';
 import type { Actor, Core } from '../domain/core.js';
 import { newId } from '../domain/text.js';
 import { AppError, outageError, toProblem, type Problem } from '../errors.js';

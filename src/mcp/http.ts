@@ -1,7 +1,7 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Express, NextFunction, Request, Response } from 'express';
-import { actAs } from '../domain/agent-binding.js';
+import { actAs } from '../domain/tenancy/agent-binding.js';
 import type { Actor, Core } from '../domain/core.js';
 import { AppError } from '../errors.js';
 import { authorize, keyCredential } from '../access/auth.js';

@@ -1,10 +1,10 @@
 import { ResourceTemplate, type McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { ReadResourceResult, Resource } from '@modelcontextprotocol/sdk/types.js';
 import type { Variables } from '@modelcontextprotocol/sdk/shared/uriTemplate.js';
-import { findAnchorIdByExternalId, getAnchor, listAnchors } from '../domain/anchors.js';
-import { listCanon } from '../domain/canon.js';
-import { anchorProfile } from '../domain/memories.js';
-import { recentSessions, sessionWithMemories } from '../domain/session-memories.js';
+import { findAnchorIdByExternalId, getAnchor, listAnchors } from '../domain/subjects/anchors.js';
+import { listCanon } from '../domain/records/canon.js';
+import { anchorProfile } from '../domain/records/memories.js';
+import { recentSessions, sessionWithMemories } from '../domain/subjects/session-memories.js';
 import { requireScope, type ToolContext } from './context.js';
 import { resourceError, resourceNotFound } from './errors.js';
 

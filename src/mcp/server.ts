@@ -1,5 +1,5 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { soleAgent } from '../domain/agent-binding.js';
+import { soleAgent } from '../domain/tenancy/agent-binding.js';
 import type { Core } from '../domain/core.js';
 import { VERSION } from '../version.js';
 import { clientAgentId, FALLBACK_AGENT_ID, type McpIdentity, type ToolContext } from './context.js';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Actor, Core } from '../domain/core.js';
-import { liveKeyIds } from '../domain/keys.js';
+import { liveKeyIds } from '../domain/tenancy/keys.js';
 import { UnavailableError } from '../errors.js';
 import { createMcpServer } from './server.js';
 

@@ -1,8 +1,8 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { SubscribeRequestSchema, UnsubscribeRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { findAnchorIdByExternalId } from '../domain/anchors.js';
-import type { Change } from '../domain/changes.js';
-import { getSession } from '../domain/sessions.js';
+import { findAnchorIdByExternalId } from '../domain/subjects/anchors.js';
+import type { Change } from '../domain/records/changes.js';
+import { getSession } from '../domain/subjects/sessions.js';
 import { isUuid } from '../domain/text.js';
 import { requireScope, type ToolContext } from './context.js';
 import { resourceError, resourceNotFound } from './errors.js';

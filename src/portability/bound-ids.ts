@@ -1,5 +1,5 @@
 import type { Db } from '../db/connect.js';
-import { actAs, canSeeMemory } from '../domain/agent-binding.js';
+import { actAs, canSeeMemory } from '../domain/tenancy/agent-binding.js';
 import type { Actor } from '../domain/core.js';
 import { AppError } from '../errors.js';
 import { nameId } from './foreign-ids.js';

@@ -2,10 +2,10 @@ import { sql, type Compilable, type Transaction, type WhereInterface } from 'kys
 import { memoryFilterSql } from '../db/memory-filter.js';
 import type { Database } from '../db/schema.js';
 import type { MemoryFilter } from '../filter/language.js';
-import { memoryVisibleTo } from '../domain/agent-binding.js';
-import { auditColumns, eventVisibleTo } from '../domain/audit.js';
+import { memoryVisibleTo } from '../domain/tenancy/agent-binding.js';
+import { auditColumns, eventVisibleTo } from '../domain/records/audit.js';
 import type { Core } from '../domain/core.js';
-import { MEMORY_ROW_COLUMNS } from '../domain/memories.js';
+import { MEMORY_ROW_COLUMNS } from '../domain/records/memories.js';
 import {
   EXPORT_FORMAT,
   EXPORT_VERSION,

@@ -1,4 +1,4 @@
-import { recordEvent } from '../domain/audit.js';
+import { recordEvent } from '../domain/records/audit.js';
 import type { Actor, Core } from '../domain/core.js';
 import { AppError } from '../errors.js';
 import { lineConverter, RECORD_MAX_DEPTH, tooDeepError, type ImportFormat } from './formats.js';

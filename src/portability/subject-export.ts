@@ -1,8 +1,8 @@
-import { getAnchor, type Anchor } from '../domain/anchors.js';
-import { canSeeMemory } from '../domain/agent-binding.js';
+import { getAnchor, type Anchor } from '../domain/subjects/anchors.js';
+import { canSeeMemory } from '../domain/tenancy/agent-binding.js';
 import type { Actor, Core } from '../domain/core.js';
-import { MEMORY_WITH_ANCHOR_COLUMNS, memoriesWithAnchor, toMemory, type Memory } from '../domain/memories.js';
-import { anchorSessions, type Session } from '../domain/sessions.js';
+import { MEMORY_WITH_ANCHOR_COLUMNS, memoriesWithAnchor, toMemory, type Memory } from '../domain/records/memories.js';
+import { anchorSessions, type Session } from '../domain/subjects/sessions.js';
 import { sql } from 'kysely';
 import { memoryFilterSql } from '../db/memory-filter.js';
 import type { MemoryFilter } from '../filter/language.js';

@@ -32,7 +32,7 @@ export const speakerKey = (speaker: string): string => lowerWords(speaker).join(
 /**
  * Whether two memories may be one belief as far as their speakers go: unless both name a speaker
  * and the two differ. "I love the store" is one fact when Jon says it and another when Gina does,
- * so the store path neither merges nor supersedes across speakers (src/domain/store.ts).
+ * so the store path neither merges nor supersedes across speakers (src/domain/store/store.ts).
  */
 export function sameSpeaker(a: string | null, b: string | null): boolean {
   return a === null || b === null || speakerKey(a) === speakerKey(b);

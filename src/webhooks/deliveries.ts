@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
 import type { Actor } from '../domain/core.js';
-import { decodeTimeIdCursor, toPage, type Page } from '../domain/pagination.js';
+import { decodeTimeIdCursor, toPage, type Page } from '../domain/records/pagination.js';
 import { getEndpoint } from './endpoints.js';
 
 export interface DeliveryView {

@@ -1,7 +1,7 @@
 import { sql, type Selectable } from 'kysely';
 import type { Db } from '../db/connect.js';
 import type { WebhookEndpointsTable } from '../db/schema.js';
-import { boundAgents } from '../domain/agent-binding.js';
+import { boundAgents } from '../domain/tenancy/agent-binding.js';
 import type { Actor, Core } from '../domain/core.js';
 import { isUuid, newId } from '../domain/text.js';
 import { AppError } from '../errors.js';

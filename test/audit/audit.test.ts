@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import type { AuditEvent } from '../../src/domain/audit.js';
+import type { AuditEvent } from '../../src/domain/records/audit.js';
 import { engine, manualClock, newTenant, testApi, type Tenant, type TestApi } from '../helpers/harness.js';
 import { startSession, storeMemory, writeCanon } from '../helpers/store-recall.js';
 

@@ -7,7 +7,7 @@ import { DISTRIBUTED_TABLES, distributeForCitus, REFERENCE_TABLES } from '../../
 import { onCitus } from '../../src/db/citus.js';
 import type { Db } from '../../src/db/connect.js';
 import { enableIterativeScan, vectorParam } from '../../src/db/vector.js';
-import { sweepExpiredSessions } from '../../src/domain/sweeper.js';
+import { sweepExpiredSessions } from '../../src/domain/lifecycle/sweeper.js';
 import { contentKey, newId } from '../../src/domain/text.js';
 import { createHashEmbedder } from '../../src/embedding/hash.js';
 import { exactNearestQuery, vectorNeighbours } from '../../src/retrieval/queries/nearest.js';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createKeyFor, parseKeysCreate } from '../../src/cli/keys.js';
 import { UsageError } from '../../src/cli/failure.js';
-import { localActor } from '../../src/domain/local-tenant.js';
+import { localActor } from '../../src/domain/tenancy/local-tenant.js';
 import { AppError } from '../../src/errors.js';
 import { engine, newTenant, SETUP_TOKEN, testApi } from '../helpers/harness.js';
 import { inProcessClient, ok } from '../helpers/mcp.js';

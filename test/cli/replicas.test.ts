@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SWEEP_LOCK_KEY } from '../../src/domain/sweeper.js';
+import { SWEEP_LOCK_KEY } from '../../src/domain/lifecycle/sweeper.js';
 import { SETUP_TOKEN } from '../helpers/harness.js';
 import { isolatedDatabase, type IsolatedDb } from '../helpers/isolated-db.js';
 import { childEnv, exited, spawnCli, tempDir } from '../helpers/cli.js';

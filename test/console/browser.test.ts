@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertMemory } from '../../src/domain/memories.js';
+import { insertMemory } from '../../src/domain/records/memories.js';
 import { startJobRunner } from '../../src/jobs/runner.js';
 import { engine, newKey, newTenant, testApi, type Tenant, type TestApi } from '../helpers/harness.js';
 import { hasChromium, launchChromium, type Browser } from '../helpers/chromium.js';

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reembedMemories } from '../../src/reembed.js';
 import { toVectorLiteral } from '../../src/db/vector.js';
 import { newId } from '../../src/domain/text.js';
-import { windowText } from '../../src/domain/windows.js';
+import { windowText } from '../../src/domain/store/windows.js';
 import { createHashEmbedder } from '../../src/embedding/hash.js';
 import { recall } from '../../src/retrieval/recall.js';
 import type { Running } from '../../src/start-core.js';

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toVectorLiteral } from '../../src/db/vector.js';
-import { authenticate, generateApiKey, hashApiKey } from '../../src/domain/keys.js';
+import { authenticate, generateApiKey, hashApiKey } from '../../src/domain/tenancy/keys.js';
 import { newId } from '../../src/domain/text.js';
 import { createHashEmbedder } from '../../src/embedding/hash.js';
 import type { Running } from '../../src/start-core.js';

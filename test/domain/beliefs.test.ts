@@ -295,7 +295,7 @@ describe(`decay and expiry on ${engine}, by moving the clock`, () => {
     const ended = await api.http.post(`/v1/sessions/${s}/end`).set(t.auth);
     expect(ended.status).toBe(200);
 
-    const { sweepExpiredSessions } = await import('../../src/domain/sweeper.js');
+    const { sweepExpiredSessions } = await import('../../src/domain/lifecycle/sweeper.js');
     clock.advance(23 * 3_600_000);
     expect((await sweepExpiredSessions(api.core)).leader).toBe(true);
     expect((await api.http.get(`/v1/memories/${fleeting.id}`).set(t.auth)).status).toBe(200);

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { writeCanon } from '../../src/domain/canon.js';
+import { writeCanon } from '../../src/domain/records/canon.js';
 import type { Actor } from '../../src/domain/core.js';
-import { ingestConversation } from '../../src/domain/ingest.js';
-import { storeMemory } from '../../src/domain/store.js';
-import { createTenant } from '../../src/domain/tenants.js';
+import { ingestConversation } from '../../src/domain/store/ingest.js';
+import { storeMemory } from '../../src/domain/store/store.js';
+import { createTenant } from '../../src/domain/tenancy/tenants.js';
 import { testCore } from '../helpers/harness.js';
 
 // The limit is the domain's: a caller that reaches the core without a transport is refused too.

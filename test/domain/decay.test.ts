@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { effectiveConfidence, effectiveConfidenceSql } from '../../src/domain/decay.js';
+import { effectiveConfidence, effectiveConfidenceSql } from '../../src/domain/lifecycle/decay.js';
 import { testCore } from '../helpers/harness.js';
 
 // The profile orders by the SQL form, recall scores by the JS one: both must give the same numbers.

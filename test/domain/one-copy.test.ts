@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { sweepExpiredSessions } from '../../src/domain/sweeper.js';
+import { sweepExpiredSessions } from '../../src/domain/lifecycle/sweeper.js';
 import { engine, manualClock, newTenant, testApi, type TestApi, type Tenant } from '../helpers/harness.js';
 import { createAnchor, startSession } from '../helpers/store-recall.js';
 

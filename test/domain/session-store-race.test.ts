@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import type { Actor } from '../../src/domain/core.js';
-import { storeMemory } from '../../src/domain/store.js';
-import { createSession } from '../../src/domain/sessions.js';
-import { createTenant } from '../../src/domain/tenants.js';
+import { storeMemory } from '../../src/domain/store/store.js';
+import { createSession } from '../../src/domain/subjects/sessions.js';
+import { createTenant } from '../../src/domain/tenancy/tenants.js';
 import { AppError } from '../../src/errors.js';
 import { engine, testCore } from '../helpers/harness.js';
 

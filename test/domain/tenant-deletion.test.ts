@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { deleteTenant } from '../../src/domain/tenant-deletion.js';
+import { deleteTenant } from '../../src/domain/tenancy/tenant-deletion.js';
 import { engine, newTenant, testApi, type TestApi } from '../helpers/harness.js';
 import { createAnchor, startSession, storeMemory } from '../helpers/store-recall.js';
 

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Actor, Core } from '../../src/domain/core.js';
-import type { IngestInput } from '../../src/domain/ingest.js';
-import { storeMemory } from '../../src/domain/store.js';
+import type { IngestInput } from '../../src/domain/store/ingest.js';
+import { storeMemory } from '../../src/domain/store/store.js';
 import { newTenant, type Tenant, type TestApi } from './harness.js';
 import { startSession } from './store-recall.js';
 

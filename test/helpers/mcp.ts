@@ -1,7 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { Core } from '../../src/domain/core.js';
-import { authenticate } from '../../src/domain/keys.js';
+import { authenticate } from '../../src/domain/tenancy/keys.js';
 import type { McpIdentity } from '../../src/mcp/context.js';
 import { createMcpServer } from '../../src/mcp/server.js';
 import { newKey, type Tenant, type TestApi } from './harness.js';

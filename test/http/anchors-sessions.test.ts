@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { encodeCursor } from '../../src/domain/pagination.js';
+import { encodeCursor } from '../../src/domain/records/pagination.js';
 import { engine, manualClock, newTenant, testApi, type Tenant, type TestApi } from '../helpers/harness.js';
 import { expectProblem, UUID } from '../helpers/problem.js';
 

@@ -2,7 +2,7 @@ import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import type { Embedder } from '../../src/embedding/embedder.js';
-import { startSweeper } from '../../src/domain/sweeper.js';
+import { startSweeper } from '../../src/domain/lifecycle/sweeper.js';
 import { createMetrics, createMetricsApp, withMetrics } from '../../src/http/metrics.js';
 import { newTenant, testApi, testCore } from '../helpers/harness.js';
 import { expectProblem } from '../helpers/problem.js';

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import type { Core } from '../../src/domain/core.js';
 import type { Database } from '../../src/db/schema.js';
-import { authenticate } from '../../src/domain/keys.js';
+import { authenticate } from '../../src/domain/tenancy/keys.js';
 import { outageError } from '../../src/errors.js';
 import { inProcessClient } from '../helpers/mcp.js';
 import { engine, newTenant, SETUP_TOKEN, testApi } from '../helpers/harness.js';

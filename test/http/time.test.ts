@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { effectiveConfidence } from '../../src/domain/decay.js';
-import { sweepExpired } from '../../src/domain/sweeper.js';
+import { effectiveConfidence } from '../../src/domain/lifecycle/decay.js';
+import { sweepExpired } from '../../src/domain/lifecycle/sweeper.js';
 import { DAY_MS } from '../../src/domain/time.js';
 import { MemoryObject, StoredMemoryObject } from '../../src/schemas/objects.js';
 import { engine, manualClock, newTenant, testApi, type Tenant, type TestApi } from '../helpers/harness.js';

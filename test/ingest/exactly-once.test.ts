@@ -1,7 +1,7 @@
 import type { KyselyPlugin } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import type { Core } from '../../src/domain/core.js';
-import { ingestConversation } from '../../src/domain/ingest.js';
+import { ingestConversation } from '../../src/domain/store/ingest.js';
 import { engine, testApi } from '../helpers/harness.js';
 import { MESSAGES, state, subject } from '../helpers/exactly-once-fixture.js';
 

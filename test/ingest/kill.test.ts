@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Core } from '../../src/domain/core.js';
-import type { IngestMessage } from '../../src/domain/ingest.js';
+import type { IngestMessage } from '../../src/domain/store/ingest.js';
 import { engine, testApi } from '../helpers/harness.js';
 import { freePort } from '../helpers/cli.js';
 import { AGENT, MESSAGES, state, subject, type Subject } from '../helpers/exactly-once-fixture.js';

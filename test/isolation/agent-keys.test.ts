@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { describe, expect, it } from 'vitest';
-import { authenticate } from '../../src/domain/keys.js';
+import { authenticate } from '../../src/domain/tenancy/keys.js';
 import { engine, newTenant, testApi, type Tenant, type TestApi } from '../helpers/harness.js';
 import { createAnchor, ids, recall, startSession, storeMemory } from '../helpers/store-recall.js';
 import { expectProblem } from '../helpers/problem.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { authenticate } from '../../src/domain/keys.js';
+import { authenticate } from '../../src/domain/tenancy/keys.js';
 import { engine, newTenant, testApi, type Tenant, type TestApi } from '../helpers/harness.js';
 import { startSession, storeMemory } from '../helpers/store-recall.js';
 import { inProcessClient } from '../helpers/mcp.js';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { ensureLocalTenant, localActor } from '../../src/domain/local-tenant.js';
+import { ensureLocalTenant, localActor } from '../../src/domain/tenancy/local-tenant.js';
 import { instructions } from '../../src/mcp/server.js';
 import { CanonObject, SessionObject, StoredMemoryObject } from '../../src/schemas/objects.js';
 import { engine, newTenant, testApi, testCore, type TestApi } from '../helpers/harness.js';

@@ -2,7 +2,7 @@ import { sql, type CompiledQuery, type KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PLAN_MODE, PREPARED_PLAN_MODE } from '../../src/db/prepared-driver.js';
 import { ensureVectorIndex, vectorParam } from '../../src/db/vector.js';
-import { subjectIdByExternalId, upsertAnchor } from '../../src/domain/anchors.js';
+import { subjectIdByExternalId, upsertAnchor } from '../../src/domain/subjects/anchors.js';
 import type { Actor } from '../../src/domain/core.js';
 import { contentKey, newId } from '../../src/domain/text.js';
 import { candidatesQuery, LEXICAL_BUDGET } from '../../src/retrieval/queries/candidates.js';

@@ -106,7 +106,7 @@ describe('recall with read replicas', () => {
 
     // Over MCP: remember is a write, recall is not.
     const mcpKey = await newKey(api, tenant, ['read', 'write']);
-    const { authenticate } = await import('../../src/domain/keys.js');
+    const { authenticate } = await import('../../src/domain/tenancy/keys.js');
     const mcpActor = await authenticate(api.core, mcpKey.auth.Authorization.replace('Bearer ', ''));
     if (!mcpActor) throw new Error('no actor');
     const mcp = await inProcessClient(api.core, { actor: mcpActor, agentId: 'a' });

@@ -11,7 +11,7 @@ import {
 } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/schema.js';
-import { subjectIdByExternalId } from '../../src/domain/anchors.js';
+import { subjectIdByExternalId } from '../../src/domain/subjects/anchors.js';
 import { candidatesQuery } from '../../src/retrieval/queries/candidates.js';
 import { chosenMemoriesQuery } from '../../src/retrieval/queries/fetch.js';
 import { boundedExactNearestQuery, exactNearestQuery, nearestQuery } from '../../src/retrieval/queries/nearest.js';

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { sweepExpiredSessions } from '../../src/domain/sweeper.js';
+import { sweepExpiredSessions } from '../../src/domain/lifecycle/sweeper.js';
 import { engine, manualClock, newTenant, testApi, type Tenant, type TestApi } from '../helpers/harness.js';
 import { createAnchor, startSession, storeMemory, writeCanon } from '../helpers/store-recall.js';
 

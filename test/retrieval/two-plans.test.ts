@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CandidateRow } from '../../src/retrieval/queries/candidates.js';
-import { upsertAnchor } from '../../src/domain/anchors.js';
+import { upsertAnchor } from '../../src/domain/subjects/anchors.js';
 import { candidatesQuery } from '../../src/retrieval/queries/candidates.js';
 import { vectorNeighbours } from '../../src/retrieval/queries/nearest.js';
 import type { RecallScope } from '../../src/retrieval/queries/scope.js';

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import type { Config } from '../../src/config.js';
 import type { Actor } from '../../src/domain/core.js';
-import { storeMemory } from '../../src/domain/store.js';
+import { storeMemory } from '../../src/domain/store/store.js';
 import { contentKey } from '../../src/domain/text.js';
 import { hashEmbed } from '../../src/embedding/hash.js';
 import { startCore, type Running } from '../../src/start-core.js';

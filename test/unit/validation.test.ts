@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { decodeCursor, decodeTimeIdCursor, encodeCursor } from '../../src/domain/pagination.js';
+import { decodeCursor, decodeTimeIdCursor, encodeCursor } from '../../src/domain/records/pagination.js';
 import { AppError } from '../../src/errors.js';
 import { RateLimitedError, RateLimiter } from '../../src/access/rate-limit.js';
-import { assertContentLimit } from '../../src/domain/content-limit.js';
+import { assertContentLimit } from '../../src/domain/store/content-limit.js';
 import { content, dateTime, metadata } from '../../src/schemas/fields.js';
 
 function thrown(fn: () => unknown): unknown {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recordEvent } from '../../src/domain/audit.js';
+import { recordEvent } from '../../src/domain/records/audit.js';
 import { WebhookDispatcher } from '../../src/webhooks/dispatcher.js';
 import { engine, newKey, newTenant, testApi, type Tenant, type TestApi } from '../helpers/harness.js';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';

@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import type { Config } from '../../src/config.js';
-import { insertKey } from '../../src/domain/keys.js';
+import { insertKey } from '../../src/domain/tenancy/keys.js';
 import { startCore } from '../../src/start-core.js';
 import { clearDataset, loadDataset, readMarker, type Marker } from './loader.js';
 import { makePlan, type Sizes } from './plan.js';

@@ -3,7 +3,7 @@ import type { Db } from '../../src/db/connect.js';
 import { dropVectorIndex, ensureVectorIndex, toVectorLiteral } from '../../src/db/vector.js';
 import type { Core } from '../../src/domain/core.js';
 import { contentKey } from '../../src/domain/text.js';
-import { windowText } from '../../src/domain/windows.js';
+import { windowText } from '../../src/domain/store/windows.js';
 import { conceptsOf } from '../../src/text/concepts.js';
 import { progressBar } from '../../src/cli/progress.js';
 import { orgName, type Plan, type Sizes } from './plan.js';
@@ -54,7 +54,7 @@ export async function clearDataset(db: Db): Promise<void> {
 
 /**
  * `last` holds the content of each session's latest memory so far, across batches: a session memory
- * gets its window vector as the store path makes it (src/domain/windows.ts), and every memory its
+ * gets its window vector as the store path makes it (src/domain/store/windows.ts), and every memory its
  * concepts (src/text/concepts.ts).
  */
 async function insertMemories(db: Db, core: Core, seeds: MemorySeed[], last: Map<string, string>): Promise<void> {

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config.js';
-import { createTenant } from '../../src/domain/tenants.js';
+import { createTenant } from '../../src/domain/tenancy/tenants.js';
 import { createHashEmbedder } from '../../src/embedding/hash.js';
 import { exportTenant } from '../../src/portability/export.js';
 import { startCore } from '../../src/start-core.js';

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { getAnchor, listAnchors, upsertAnchor } from '../../domain/anchors.js';
-import { anchorProfile } from '../../domain/memories.js';
-import { purgeAnchor } from '../../domain/purge.js';
-import { listAnchorSessions } from '../../domain/sessions.js';
+import { getAnchor, listAnchors, upsertAnchor } from '../../domain/subjects/anchors.js';
+import { anchorProfile } from '../../domain/records/memories.js';
+import { purgeAnchor } from '../../domain/subjects/purge.js';
+import { listAnchorSessions } from '../../domain/subjects/sessions.js';
 import { AppError } from '../../errors.js';
 import { checkedFilter } from '../../filter/language.js';
 import {

@@ -1,4 +1,4 @@
-import { listEvents } from '../../domain/audit.js';
+import { listEvents } from '../../domain/records/audit.js';
 import { AuditQuery } from '../../schemas/inputs.js';
 import { AuditEventObject, listOf } from '../../schemas/objects.js';
 import { route } from '../route.js';

@@ -1,4 +1,4 @@
-import { deleteCanon, getCanon, listCanon, writeCanon } from '../../domain/canon.js';
+import { deleteCanon, getCanon, listCanon, writeCanon } from '../../domain/records/canon.js';
 import { checkedFilter } from '../../filter/language.js';
 import { FilteredPageQuery, IdParams, WriteCanonBody } from '../../schemas/inputs.js';
 import { AGENT_REFUSED, CanonObject, EMBEDDING_UNAVAILABLE, listOf, ProblemObject } from '../../schemas/objects.js';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { measuredIngest } from '../../measured.js';
-import { actAs } from '../../domain/agent-binding.js';
-import { assertContentLimit } from '../../domain/content-limit.js';
+import { actAs } from '../../domain/tenancy/agent-binding.js';
+import { assertContentLimit } from '../../domain/store/content-limit.js';
 import { ingestInputOf, ingestResponseOf, type IngestJobInput } from '../../jobs/ingest-job.js';
 import { submitJob } from '../../jobs/jobs.js';
 import { AgentParams, IngestBody } from '../../schemas/inputs.js';

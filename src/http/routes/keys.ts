@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { createKey, getKey, listKeys, revokeKey } from '../../domain/keys.js';
+import { createKey, getKey, listKeys, revokeKey } from '../../domain/tenancy/keys.js';
 import { CreateKeyBody, IdParams } from '../../schemas/inputs.js';
 import { CreatedKeyObject, CurrentKeyObject, KeyObject, ProblemObject } from '../../schemas/objects.js';
 import { route } from '../route.js';

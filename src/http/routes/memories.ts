@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { correctMemory } from '../../domain/correct.js';
-import { changeLife } from '../../domain/life.js';
+import { correctMemory } from '../../domain/store/correct.js';
+import { changeLife } from '../../domain/lifecycle/life.js';
 import type { Actor, Core } from '../../domain/core.js';
-import { deleteMemory, getMemory, getMemoryHistory } from '../../domain/memories.js';
+import { deleteMemory, getMemory, getMemoryHistory } from '../../domain/records/memories.js';
 import { measuredRecall, measuredStore } from '../../measured.js';
-import { storedMemory } from '../../domain/store.js';
+import { storedMemory } from '../../domain/store/store.js';
 import { checkedFilter } from '../../filter/language.js';
 import {
   CorrectMemoryBody,
@@ -26,7 +26,7 @@ import {
   StoredMemoryObject,
 } from '../../schemas/objects.js';
 import { route } from '../route.js';
-import { actAs } from '../../domain/agent-binding.js';
+import { actAs } from '../../domain/tenancy/agent-binding.js';
 import type { BatchJobInput } from '../../jobs/batch-job.js';
 import { submitJob } from '../../jobs/jobs.js';
 import { AsyncQuery } from '../../schemas/jobs.js';

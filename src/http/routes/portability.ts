@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import type { Request } from 'express';
 import { z } from 'zod';
-import { boundAgents } from '../../domain/agent-binding.js';
+import { boundAgents } from '../../domain/tenancy/agent-binding.js';
 import type { Core } from '../../domain/core.js';
 import { AppError } from '../../errors.js';
 import { exportTenant } from '../../portability/export.js';

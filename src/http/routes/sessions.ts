@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { decodeOffsetCursor, encodeOffsetCursor } from '../../domain/pagination.js';
-import { sessionWithMemories } from '../../domain/session-memories.js';
-import { createSession, endSession, getSession } from '../../domain/sessions.js';
+import { decodeOffsetCursor, encodeOffsetCursor } from '../../domain/records/pagination.js';
+import { sessionWithMemories } from '../../domain/subjects/session-memories.js';
+import { createSession, endSession, getSession } from '../../domain/subjects/sessions.js';
 import { checkedFilter } from '../../filter/language.js';
 import { CreateSessionBody, IdParams, MemoryPageQuery } from '../../schemas/inputs.js';
 import { AGENT_REFUSED, MemoryObject, ProblemObject, SessionObject } from '../../schemas/objects.js';

@@ -1,4 +1,4 @@
-import { createTenant } from '../../domain/tenants.js';
+import { createTenant } from '../../domain/tenancy/tenants.js';
 import { SetupBody } from '../../schemas/inputs.js';
 import { ProblemObject, SetupResponse } from '../../schemas/objects.js';
 import { route } from '../route.js';

@@ -1,6 +1,6 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { correctMemory } from '../../domain/correct.js';
+import { correctMemory } from '../../domain/store/correct.js';
 import { content, metadata, uuid } from '../../schemas/fields.js';
 import { CorrectedMemoryObject } from '../../schemas/objects.js';
 import { runTool, type ToolContext } from '../context.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { endSession } from '../../domain/sessions.js';
+import { endSession } from '../../domain/subjects/sessions.js';
 import { SessionObject } from '../../schemas/objects.js';
 import { runTool, type ToolContext } from '../context.js';
 import { sessionIdArg } from './fields.js';

@@ -1,7 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { findAnchorIdByExternalId } from '../../domain/anchors.js';
-import { purgeAnchor } from '../../domain/purge.js';
+import { findAnchorIdByExternalId } from '../../domain/subjects/anchors.js';
+import { purgeAnchor } from '../../domain/subjects/purge.js';
 import { AppError } from '../../errors.js';
 import { runTool, type ToolContext } from '../context.js';
 import { subjectArg } from './fields.js';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { measuredBatch, measuredStore } from '../../measured.js';
-import { storedMemory, type StoreResult } from '../../domain/store.js';
+import { storedMemory, type StoreResult } from '../../domain/store/store.js';
 import { toProblem } from '../../errors.js';
 import { content, metadata } from '../../schemas/fields.js';
 import { StoreMemoryBody } from '../../schemas/inputs.js';

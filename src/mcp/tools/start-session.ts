@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { createSession } from '../../domain/sessions.js';
+import { createSession } from '../../domain/subjects/sessions.js';
 import { metadata } from '../../schemas/fields.js';
 import { SessionObject } from '../../schemas/objects.js';
 import { runTool, type ToolContext } from '../context.js';

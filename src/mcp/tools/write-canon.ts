@@ -1,6 +1,6 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { writeCanon } from '../../domain/canon.js';
+import { writeCanon } from '../../domain/records/canon.js';
 import { content, metadata } from '../../schemas/fields.js';
 import { CanonObject } from '../../schemas/objects.js';
 import { runTool, type ToolContext } from '../context.js';

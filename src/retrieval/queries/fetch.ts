@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/connect.js';
 import { anyOf } from '../../db/arrays.js';
-import { MEMORY_WITH_ANCHOR_COLUMNS, memoriesWithAnchor } from '../../domain/memories.js';
+import { MEMORY_WITH_ANCHOR_COLUMNS, memoriesWithAnchor } from '../../domain/records/memories.js';
 
 /** The memories a recall returns, chosen by fusion: their whole rows, to answer with. */
 export interface ChosenMemoriesInput {

@@ -3,7 +3,7 @@ import { anyOf } from '../../db/arrays.js';
 import { memoryFilterSql } from '../../db/memory-filter.js';
 import type { Database } from '../../db/schema.js';
 import type { ScopeUnit } from '../../db/scope-stats.js';
-import type { subjectIdByExternalId } from '../../domain/anchors.js';
+import type { subjectIdByExternalId } from '../../domain/subjects/anchors.js';
 import type { MemoryFilter } from '../../filter/language.js';
 import type { Binding } from '../../vocabulary.js';
 

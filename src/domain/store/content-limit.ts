@@ -1,4 +1,4 @@
-import { AppError } from '../errors.js';
+import { AppError } from '../../errors.js';
 
 /** Characters are code points, as Postgres' char_length counts them: an emoji is one, not two. */
 function codePoints(s: string): number {

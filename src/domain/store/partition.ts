@@ -1,8 +1,8 @@
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
-import type { Db } from '../db/connect.js';
-import type { Database } from '../db/schema.js';
-import { sessionMemoryGone } from './session-memories.js';
-import type { Binding } from '../vocabulary.js';
+import type { Db } from '../../db/connect.js';
+import type { Database } from '../../db/schema.js';
+import { sessionMemoryGone } from '../subjects/session-memories.js';
+import type { Binding } from '../../vocabulary.js';
 
 /**
  * The unit within which memories reinforce, contradict and supersede each other (docs/api.md §6): one

@@ -1,4 +1,4 @@
-import type { Db } from '../db/connect.js';
+import type { Db } from '../../db/connect.js';
 
 /**
  * Marks memory `id` superseded by memory `by` as of `now`: the one write of supersession, whether a

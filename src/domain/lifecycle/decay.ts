@@ -1,5 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
-import { DAY_MS } from './time.js';
+import { DAY_MS } from '../time.js';
 
 /** effective = confidence × e^(−rate × days since last reinforcement), computed at read time. */
 export function effectiveConfidence(confidence: number, ratePerDay: number, lastReinforcedAt: Date, now: Date): number {

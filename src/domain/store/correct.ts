@@ -1,15 +1,15 @@
 import { sql } from 'kysely';
-import { AppError, notFound } from '../errors.js';
-import { actAs, boundAgents, canSeeMemory, soleAgent } from './agent-binding.js';
-import { recordEvent } from './audit.js';
+import { AppError, notFound } from '../../errors.js';
+import { actAs, boundAgents, canSeeMemory, soleAgent } from '../tenancy/agent-binding.js';
+import { recordEvent } from '../records/audit.js';
 import { assertContentLimit } from './content-limit.js';
-import type { Actor, Core } from './core.js';
-import { findMemoryRow, insertMemory, toMemory, type Memory } from './memories.js';
-import { askedExpiry, isExpired, type LifeInput } from './life.js';
+import type { Actor, Core } from '../core.js';
+import { findMemoryRow, insertMemory, toMemory, type Memory } from '../records/memories.js';
+import { askedExpiry, isExpired, type LifeInput } from '../lifecycle/life.js';
 import { lockMemory, partitionOfRow } from './memory-lock.js';
 import { inPartition } from './partition.js';
 import { markSuperseded } from './supersede.js';
-import { contentKey, newId } from './text.js';
+import { contentKey, newId } from '../text.js';
 
 export interface CorrectInput {
   /** The memory to correct. */

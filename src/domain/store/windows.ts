@@ -1,5 +1,5 @@
-import type { Db } from '../db/connect.js';
-import { isUuid } from './text.js';
+import type { Db } from '../../db/connect.js';
+import { isUuid } from '../text.js';
 
 /**
  * Window vectors (migration 0008): a session memory is embedded a second time together with the

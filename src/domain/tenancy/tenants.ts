@@ -1,10 +1,10 @@
 import { sql } from 'kysely';
-import { AppError, isUniqueViolation } from '../errors.js';
-import { recordEvent } from './audit.js';
-import { type Core } from './core.js';
+import { AppError, isUniqueViolation } from '../../errors.js';
+import { recordEvent } from '../records/audit.js';
+import { type Core } from '../core.js';
 import { insertKey } from './keys.js';
-import { isUuid, newId } from './text.js';
-import { SCOPES } from '../vocabulary.js';
+import { isUuid, newId } from '../text.js';
+import { SCOPES } from '../../vocabulary.js';
 
 export interface CreatedTenant {
   tenantId: string;

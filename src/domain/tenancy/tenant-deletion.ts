@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Db } from '../db/connect.js';
+import type { Db } from '../../db/connect.js';
 import { forgetCachedKeys } from './keys.js';
 
 /** Rows deleted per transaction: each batch holds its locks (and its statistics triggers' work) briefly. */
@@ -17,7 +17,7 @@ const BULK_TABLES = ['memories', 'audit_events'] as const;
  * deleted first instead, in batches of their own transactions (each a one-shard statement on
  * Citus), and the cascade is left only the few rows that remain. Returns whether the tenant existed.
  * A store that runs meanwhile is deleted by the cascade. Other processes refuse its keys once their
- * cache entry expires (5 s, src/domain/keys.ts).
+ * cache entry expires (5 s, src/domain/tenancy/keys.ts).
  */
 export async function deleteTenant(db: Db, tenantId: string, batch = TENANT_DELETE_BATCH): Promise<boolean> {
   for (const table of BULK_TABLES) {

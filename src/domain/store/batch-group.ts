@@ -1,13 +1,13 @@
 import { sql } from 'kysely';
-import type { Db } from '../db/connect.js';
-import { cosineDistanceTo, toVectorLiteral } from '../db/vector.js';
-import { identityText } from '../beliefs/near-duplicate.js';
-import { sameSpeaker } from '../text/speakers.js';
-import { anchorExternalId } from './anchors.js';
-import { recordEvents, type AuditInput } from './audit.js';
-import type { Actor, Core } from './core.js';
-import { askedExpiry } from './life.js';
-import { insertMemories, MEMORY_ROW_COLUMNS, toMemory, type NewMemory } from './memories.js';
+import type { Db } from '../../db/connect.js';
+import { cosineDistanceTo, toVectorLiteral } from '../../db/vector.js';
+import { identityText } from '../../beliefs/near-duplicate.js';
+import { sameSpeaker } from '../../text/speakers.js';
+import { anchorExternalId } from '../subjects/anchors.js';
+import { recordEvents, type AuditInput } from '../records/audit.js';
+import type { Actor, Core } from '../core.js';
+import { askedExpiry } from '../lifecycle/life.js';
+import { insertMemories, MEMORY_ROW_COLUMNS, toMemory, type NewMemory } from '../records/memories.js';
 import { anchoredOf, inPartition, partitionKey, type Partition } from './partition.js';
 import type { StorePlacement } from './placement.js';
 import {
@@ -21,7 +21,7 @@ import {
   type Near,
   type StoreResult,
 } from './store.js';
-import { newId } from './text.js';
+import { newId } from '../text.js';
 import type { BatchItem } from './batch.js';
 import { lastInSession, windowText } from './windows.js';
 

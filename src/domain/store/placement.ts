@@ -1,8 +1,8 @@
-import type { Db } from '../db/connect.js';
-import { AppError, notFound } from '../errors.js';
-import { lockAnchor, resolveAnchor, type AnchorRef } from './anchors.js';
+import type { Db } from '../../db/connect.js';
+import { AppError, notFound } from '../../errors.js';
+import { lockAnchor, resolveAnchor, type AnchorRef } from '../subjects/anchors.js';
 import type { Partition } from './partition.js';
-import { resolveSession, type SessionScope } from './sessions.js';
+import { resolveSession, type SessionScope } from '../subjects/sessions.js';
 
 /** Where a store puts a memory, or whose memories a recall sees: a partition without its owner. */
 export type Placement = Pick<Partition, 'binding' | 'anchorId' | 'sessionId'>;

@@ -1,17 +1,17 @@
 import { sql, type Selectable } from 'kysely';
 import type { z } from 'zod';
-import type { Db } from '../db/connect.js';
-import { executePrepared } from '../db/prepared.js';
-import type { SessionsTable } from '../db/schema.js';
-import { AppError, notFound } from '../errors.js';
-import type { SessionObject } from '../schemas/objects.js';
-import { actAs } from './agent-binding.js';
+import type { Db } from '../../db/connect.js';
+import { executePrepared } from '../../db/prepared.js';
+import type { SessionsTable } from '../../db/schema.js';
+import { AppError, notFound } from '../../errors.js';
+import type { SessionObject } from '../../schemas/objects.js';
+import { actAs } from '../tenancy/agent-binding.js';
 import { lockAnchor, resolveAnchor, type AnchorRef } from './anchors.js';
-import { recordEvent } from './audit.js';
-import type { Actor, Core } from './core.js';
-import { decodeTimeIdCursor, toPage, type Page } from './pagination.js';
-import { isUuid, newId } from './text.js';
-import { HOUR_MS } from './time.js';
+import { recordEvent } from '../records/audit.js';
+import type { Actor, Core } from '../core.js';
+import { decodeTimeIdCursor, toPage, type Page } from '../records/pagination.js';
+import { isUuid, newId } from '../text.js';
+import { HOUR_MS } from '../time.js';
 
 export type Session = z.output<typeof SessionObject>;
 

@@ -1,8 +1,8 @@
-import { memoryFilterSql } from '../db/memory-filter.js';
-import type { MemoryFilter } from '../filter/language.js';
+import { memoryFilterSql } from '../../db/memory-filter.js';
+import type { MemoryFilter } from '../../filter/language.js';
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
-import type { Db } from '../db/connect.js';
-import type { Core } from './core.js';
+import type { Db } from '../../db/connect.js';
+import type { Core } from '../core.js';
 import {
   changedSince,
   MEMORY_WITH_ANCHOR_COLUMNS,
@@ -10,7 +10,7 @@ import {
   toMemory,
   unexpired,
   type Memory,
-} from './memories.js';
+} from '../records/memories.js';
 import { getSession, type Session } from './sessions.js';
 
 /**

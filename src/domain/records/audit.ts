@@ -1,15 +1,15 @@
 import { sql, type RawBuilder, type Selectable, type SqlBool } from 'kysely';
 import type { z } from 'zod';
-import type { Db } from '../db/connect.js';
-import type { AuditEventsTable } from '../db/schema.js';
-import type { AuditEventObject } from '../schemas/objects.js';
-import { boundAgents, keyVisibleTo, memoryVisibleTo } from './agent-binding.js';
+import type { Db } from '../../db/connect.js';
+import type { AuditEventsTable } from '../../db/schema.js';
+import type { AuditEventObject } from '../../schemas/objects.js';
+import { boundAgents, keyVisibleTo, memoryVisibleTo } from '../tenancy/agent-binding.js';
 import { CHANGES_CHANNEL, encodeChange } from './changes.js';
-import type { Actor } from './core.js';
+import type { Actor } from '../core.js';
 import { decodeCursor, toPage, type Page } from './pagination.js';
-import { isUuid, newId } from './text.js';
-import type { AuditAction } from '../vocabulary.js';
-import { enqueueWebhooks, enqueueWebhooksMany } from '../db/webhook-outbox.js';
+import { isUuid, newId } from '../text.js';
+import type { AuditAction } from '../../vocabulary.js';
+import { enqueueWebhooks, enqueueWebhooksMany } from '../../db/webhook-outbox.js';
 
 /** Ids, counts, bindings and confidences: never memory content, names or metadata. */
 export type AuditChanges = Record<string, string | number | boolean | null | string[]>;
@@ -58,7 +58,7 @@ export async function recordEvent(trx: Db, actor: Actor, at: Date, input: AuditI
     changes: input.changes ?? {},
   });
   // Announced in the same transaction: Postgres delivers it on commit only, to every process
-  // listening (src/domain/changes.ts), so a subscriber never hears of a change it cannot read yet.
+  // listening (src/domain/records/changes.ts), so a subscriber never hears of a change it cannot read yet.
   // A statement of its own, not the insert's RETURNING: on Citus that would run on a worker, whose
   // notifications no process hears.
   const canon = input.action === 'canon_written' || input.action === 'canon_deleted';
@@ -159,7 +159,7 @@ function toEvent(row: AuditRow): AuditEvent {
 }
 
 /**
- * Whether the row of `audit_events` may be shown to a key bound to `agents` (src/domain/agent-binding.ts).
+ * Whether the row of `audit_events` may be shown to a key bound to `agents` (src/domain/tenancy/agent-binding.ts).
  * An event of a memory: not while the memory is another agent's private one; never an event of a
  * private memory whose actor is another agent (or none); and once the memory is deleted, none of
  * its trail if any event of it is such (its events carry its binding and agent), so that a deleted

@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
-import type { Db } from '../db/connect.js';
-import { type Actor, type Core } from './core.js';
-import { newId } from './text.js';
-import { SCOPES } from '../vocabulary.js';
+import type { Db } from '../../db/connect.js';
+import { type Actor, type Core } from '../core.js';
+import { newId } from '../text.js';
+import { SCOPES } from '../../vocabulary.js';
 
 /**
  * The tenant of `agent-memory mcp`: whoever can start the process on this database owns its data,

@@ -1,9 +1,9 @@
-import { AppError, notFound } from '../errors.js';
-import { actAs, canSeeMemory } from './agent-binding.js';
-import { recordEvent, type AuditChanges } from './audit.js';
-import type { Actor, Core } from './core.js';
-import { findMemoryRow, toMemory, type Memory, type MemoryRow } from './memories.js';
-import { lockMemory } from './memory-lock.js';
+import { AppError, notFound } from '../../errors.js';
+import { actAs, canSeeMemory } from '../tenancy/agent-binding.js';
+import { recordEvent, type AuditChanges } from '../records/audit.js';
+import type { Actor, Core } from '../core.js';
+import { findMemoryRow, toMemory, type Memory, type MemoryRow } from '../records/memories.js';
+import { lockMemory } from '../store/memory-lock.js';
 
 /**
  * A memory's end of life and pin, as a caller gives them (docs/api.md "Expiry and pinning"):

@@ -1,5 +1,5 @@
-import { AppError } from '../errors.js';
-import { isUuid } from './text.js';
+import { AppError } from '../../errors.js';
+import { isUuid } from '../text.js';
 
 /** Cursors are opaque to clients: base64url JSON of the last row's sort key. */
 export function encodeCursor(key: readonly (string | number)[]): string {

@@ -1,18 +1,18 @@
-import { memoryFilterSql } from '../db/memory-filter.js';
-import type { MemoryFilter } from '../filter/language.js';
+import { memoryFilterSql } from '../../db/memory-filter.js';
+import type { MemoryFilter } from '../../filter/language.js';
 import type { Selectable } from 'kysely';
 import type { z } from 'zod';
-import type { Db } from '../db/connect.js';
-import type { MemoriesTable } from '../db/schema.js';
-import { AppError, isUniqueViolation, notFound } from '../errors.js';
-import type { CanonObject } from '../schemas/objects.js';
-import { actAs } from './agent-binding.js';
-import { assertContentLimit } from './content-limit.js';
+import type { Db } from '../../db/connect.js';
+import type { MemoriesTable } from '../../db/schema.js';
+import { AppError, isUniqueViolation, notFound } from '../../errors.js';
+import type { CanonObject } from '../../schemas/objects.js';
+import { actAs } from '../tenancy/agent-binding.js';
+import { assertContentLimit } from '../store/content-limit.js';
 import { recordEvent } from './audit.js';
 import { insertMemory } from './memories.js';
-import type { Actor, Core } from './core.js';
+import type { Actor, Core } from '../core.js';
 import { decodeTimeIdCursor, toPage, type Page } from './pagination.js';
-import { contentKey, isUuid, newId } from './text.js';
+import { contentKey, isUuid, newId } from '../text.js';
 
 /** Tenant-wide policy: stored as memories of binding `canon`, unique per tenant by normalized content. */
 export type CanonEntry = z.output<typeof CanonObject>;

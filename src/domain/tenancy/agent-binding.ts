@@ -1,6 +1,6 @@
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
-import { AppError } from '../errors.js';
-import type { Actor } from './core.js';
+import { AppError } from '../../errors.js';
+import type { Actor } from '../core.js';
 
 /**
  * Keys bound to agents. A key created with `agent_ids` acts only as those agents: naming another

@@ -1,10 +1,10 @@
-import { identityText } from '../beliefs/near-duplicate.js';
-import type { Db } from '../db/connect.js';
-import type { ConversationMessage, ExtractedFact } from '../extraction/extractor.js';
-import { actAs } from './agent-binding.js';
+import { identityText } from '../../beliefs/near-duplicate.js';
+import type { Db } from '../../db/connect.js';
+import type { ConversationMessage, ExtractedFact } from '../../extraction/extractor.js';
+import { actAs } from '../tenancy/agent-binding.js';
 import { assertContentLimit } from './content-limit.js';
-import type { AnchorRef } from './anchors.js';
-import type { Actor, Core } from './core.js';
+import type { AnchorRef } from '../subjects/anchors.js';
+import type { Actor, Core } from '../core.js';
 import { placeForStore, resolvePlacement, type Placement } from './placement.js';
 import {
   judgeBatch,

@@ -1,12 +1,12 @@
 import { sql, type RawBuilder, type Selectable } from 'kysely';
 import type { z } from 'zod';
-import type { Db } from '../db/connect.js';
-import { executePrepared } from '../db/prepared.js';
-import type { EntitiesTable } from '../db/schema.js';
-import { AppError, notFound } from '../errors.js';
-import type { AnchorObject } from '../schemas/objects.js';
-import { decodeTimeIdCursor, toPage, type Page } from './pagination.js';
-import { isUuid, newId } from './text.js';
+import type { Db } from '../../db/connect.js';
+import { executePrepared } from '../../db/prepared.js';
+import type { EntitiesTable } from '../../db/schema.js';
+import { AppError, notFound } from '../../errors.js';
+import type { AnchorObject } from '../../schemas/objects.js';
+import { decodeTimeIdCursor, toPage, type Page } from '../records/pagination.js';
+import { isUuid, newId } from '../text.js';
 
 /** Anchors are the entities of kind 'subject'. */
 const SUBJECT = 'subject';

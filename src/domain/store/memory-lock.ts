@@ -1,8 +1,8 @@
-import type { Db } from '../db/connect.js';
-import { lockAnchor } from './anchors.js';
-import { findMemoryRow, type MemoryRow } from './memories.js';
+import type { Db } from '../../db/connect.js';
+import { lockAnchor } from '../subjects/anchors.js';
+import { findMemoryRow, type MemoryRow } from '../records/memories.js';
 import { lockPartition, type Partition } from './partition.js';
-import type { Binding } from '../vocabulary.js';
+import type { Binding } from '../../vocabulary.js';
 
 /** What places a memory in its partition, and names it. */
 type Placed = Pick<MemoryRow, 'id' | 'binding' | 'agent_id' | 'anchor_id' | 'session_id'>;

@@ -1,9 +1,9 @@
-import type { Db } from '../db/connect.js';
-import { AppError, outageError } from '../errors.js';
-import { actAs } from './agent-binding.js';
-import type { AnchorRef } from './anchors.js';
+import type { Db } from '../../db/connect.js';
+import { AppError, outageError } from '../../errors.js';
+import { actAs } from '../tenancy/agent-binding.js';
+import type { AnchorRef } from '../subjects/anchors.js';
 import { assertContentLimit } from './content-limit.js';
-import type { Actor, Core } from './core.js';
+import type { Actor, Core } from '../core.js';
 import { lockPartition, partitionKey, type Partition } from './partition.js';
 import { storeGroupSetBased } from './batch-group.js';
 import { placeForStore, resolvePlacement, type Placement, type StorePlacement } from './placement.js';

@@ -1,13 +1,13 @@
 import { sql, type Selectable } from 'kysely';
-import type { SessionsTable } from '../db/schema.js';
-import { lockAnchor } from './anchors.js';
-import { recordEvent } from './audit.js';
-import type { Core } from './core.js';
+import type { SessionsTable } from '../../db/schema.js';
+import { lockAnchor } from '../subjects/anchors.js';
+import { recordEvent } from '../records/audit.js';
+import type { Core } from '../core.js';
 import { isExpired } from './life.js';
-import type { MemoryRow } from './memories.js';
-import { lockMemory } from './memory-lock.js';
-import { lockPartition } from './partition.js';
-import { sessionMemoryGone } from './session-memories.js';
+import type { MemoryRow } from '../records/memories.js';
+import { lockMemory } from '../store/memory-lock.js';
+import { lockPartition } from '../store/partition.js';
+import { sessionMemoryGone } from '../subjects/session-memories.js';
 
 // Any fixed number, different from the migration lock; every process sweeping this database uses it.
 export const SWEEP_LOCK_KEY = 7_214_003_118_505_002;

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 
 /**
  * What a committed mutation touched, as ids only: never content. The core announces it through
- * Postgres NOTIFY inside the mutation's transaction (src/domain/audit.ts), so it is delivered once the
+ * Postgres NOTIFY inside the mutation's transaction (src/domain/records/audit.ts), so it is delivered once the
  * transaction commits and never for one that rolls back, to every process listening on the database.
  */
 export interface Change {

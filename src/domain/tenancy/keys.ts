@@ -1,15 +1,15 @@
 import { createHash, randomInt } from 'node:crypto';
 import type { Selectable } from 'kysely';
 import type { z } from 'zod';
-import type { Db } from '../db/connect.js';
-import type { ApiKeysTable } from '../db/schema.js';
-import { AppError, notFound } from '../errors.js';
-import type { KeyObject } from '../schemas/objects.js';
+import type { Db } from '../../db/connect.js';
+import type { ApiKeysTable } from '../../db/schema.js';
+import { AppError, notFound } from '../../errors.js';
+import type { KeyObject } from '../../schemas/objects.js';
 import { assertCanGrant, canSeeKey } from './agent-binding.js';
-import { recordEvent } from './audit.js';
-import { type Actor, type Core } from './core.js';
-import { isUuid, newId } from './text.js';
-import { SCOPES, type Scope } from '../vocabulary.js';
+import { recordEvent } from '../records/audit.js';
+import { type Actor, type Core } from '../core.js';
+import { isUuid, newId } from '../text.js';
+import { SCOPES, type Scope } from '../../vocabulary.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 // 40 base62 characters carry 238 bits: well past guessing, and enough that SHA-256 suffices.

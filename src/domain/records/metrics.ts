@@ -1,4 +1,4 @@
-import type { EmbedKind } from '../embedding/embedder.js';
+import type { EmbedKind } from '../../embedding/embedder.js';
 
 /**
  * What the core reports as it works, for the server's /metrics (src/http/metrics.ts renders it with

@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
-import { notFound } from '../errors.js';
-import { recordEvent } from './audit.js';
-import type { Actor, Core } from './core.js';
-import { isUuid } from './text.js';
+import { notFound } from '../../errors.js';
+import { recordEvent } from '../records/audit.js';
+import type { Actor, Core } from '../core.js';
+import { isUuid } from '../text.js';
 
 export interface PurgeResult {
   anchorId: string;

@@ -1,26 +1,33 @@
 import type { z } from 'zod';
-import type { Config } from '../config.js';
-import type { StoredMemoryObject } from '../schemas/objects.js';
-import type { Db } from '../db/connect.js';
-import { cosineDistance } from '../db/vector.js';
-import { identityText, sameValues } from '../beliefs/near-duplicate.js';
-import { sameSpeaker, speakerOf } from '../text/speakers.js';
-import type { ContradictionDetector } from '../beliefs/contradiction-detector.js';
-import { createContradictionDetector } from '../beliefs/detector.js';
-import { actAs } from './agent-binding.js';
+import type { Config } from '../../config.js';
+import type { StoredMemoryObject } from '../../schemas/objects.js';
+import type { Db } from '../../db/connect.js';
+import { cosineDistance } from '../../db/vector.js';
+import { identityText, sameValues } from '../../beliefs/near-duplicate.js';
+import { sameSpeaker, speakerOf } from '../../text/speakers.js';
+import type { ContradictionDetector } from '../../beliefs/contradiction-detector.js';
+import { createContradictionDetector } from '../../beliefs/detector.js';
+import { actAs } from '../tenancy/agent-binding.js';
 import { assertContentLimit } from './content-limit.js';
-import { anchorExternalId, type AnchorRef } from './anchors.js';
-import { recordEvent } from './audit.js';
-import { askedExpiry, reinforcedExpiry, type LifeInput } from './life.js';
-import type { Actor, Core } from './core.js';
-import { findMemoryRow, insertMemory, MEMORY_ROW_COLUMNS, toMemory, type Memory, type MemoryRow } from './memories.js';
+import { anchorExternalId, type AnchorRef } from '../subjects/anchors.js';
+import { recordEvent } from '../records/audit.js';
+import { askedExpiry, reinforcedExpiry, type LifeInput } from '../lifecycle/life.js';
+import type { Actor, Core } from '../core.js';
+import {
+  findMemoryRow,
+  insertMemory,
+  MEMORY_ROW_COLUMNS,
+  toMemory,
+  type Memory,
+  type MemoryRow,
+} from '../records/memories.js';
 import { anchoredOf, inPartition, lockPartition, type Partition } from './partition.js';
-import { recordMention } from './session-memories.js';
+import { recordMention } from '../subjects/session-memories.js';
 import { placeForStore, resolvePlacement, type Placement, type StorePlacement } from './placement.js';
 import { markSuperseded } from './supersede.js';
-import { newId } from './text.js';
+import { newId } from '../text.js';
 import { lastInSession, windowText } from './windows.js';
-import type { Binding } from '../vocabulary.js';
+import type { Binding } from '../../vocabulary.js';
 
 export interface StoreInput {
   agentId: string;

@@ -1,22 +1,22 @@
 import { sql, type Selectable, type SqlBool } from 'kysely';
-import { memoryFilterSql } from '../db/memory-filter.js';
-import type { MemoryFilter } from '../filter/language.js';
+import { memoryFilterSql } from '../../db/memory-filter.js';
+import type { MemoryFilter } from '../../filter/language.js';
 import type { z } from 'zod';
-import type { Config } from '../config.js';
-import type { Db } from '../db/connect.js';
-import type { MemoriesTable } from '../db/schema.js';
-import { vectorParam } from '../db/vector.js';
-import { conceptsOf } from '../text/concepts.js';
-import { AppError, notFound } from '../errors.js';
-import type { MemoryObject } from '../schemas/objects.js';
-import { canSeeMemory } from './agent-binding.js';
+import type { Config } from '../../config.js';
+import type { Db } from '../../db/connect.js';
+import type { MemoriesTable } from '../../db/schema.js';
+import { vectorParam } from '../../db/vector.js';
+import { conceptsOf } from '../../text/concepts.js';
+import { AppError, notFound } from '../../errors.js';
+import type { MemoryObject } from '../../schemas/objects.js';
+import { canSeeMemory } from '../tenancy/agent-binding.js';
 import { memoryHistory, recordEvent, type AuditEvent } from './audit.js';
-import type { Actor, Core } from './core.js';
-import { effectiveConfidence, effectiveConfidenceSql } from './decay.js';
-import { lockMemory } from './memory-lock.js';
+import type { Actor, Core } from '../core.js';
+import { effectiveConfidence, effectiveConfidenceSql } from '../lifecycle/decay.js';
+import { lockMemory } from '../store/memory-lock.js';
 import { decodeOffsetCursor, encodeOffsetCursor } from './pagination.js';
-import { contentKey, isUuid } from './text.js';
-import type { Binding, AuditAction } from '../vocabulary.js';
+import { contentKey, isUuid } from '../text.js';
+import type { Binding, AuditAction } from '../../vocabulary.js';
 
 export type Memory = z.output<typeof MemoryObject>;
 
