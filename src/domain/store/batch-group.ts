@@ -10,17 +10,16 @@ import { askedExpiry } from '../lifecycle/life.js';
 import { insertMemories, MEMORY_ROW_COLUMNS, toMemory, type NewMemory } from '../records/memories.js';
 import { anchoredOf, inPartition, partitionKey, type Partition } from './partition.js';
 import type { StorePlacement } from './placement.js';
+import { verdicts } from './contradictions.js';
 import {
   CANDIDATES,
-  findDuplicate,
   partitionOf,
   SPEAKER_READ_FACTOR,
   speakerOfMemory,
-  verdicts,
   type Candidate,
   type Near,
-  type StoreResult,
-} from './store.js';
+} from './neighbours.js';
+import { findDuplicate, type StoreResult } from './store.js';
 import { newId } from '../text.js';
 import type { BatchItem } from './batch.js';
 import { lastInSession, windowText } from './windows.js';

@@ -7,14 +7,9 @@ import type { Actor, Core } from '../core.js';
 import { lockPartition, partitionKey, type Partition } from './partition.js';
 import { storeGroupSetBased } from './batch-group.js';
 import { placeForStore, resolvePlacement, type Placement, type StorePlacement } from './placement.js';
-import {
-  judgeContradictions,
-  partitionOf,
-  speakerOfMemory,
-  storeFact,
-  type StoreInput,
-  type StoreResult,
-} from './store.js';
+import { judgeContradictions } from './contradictions.js';
+import { partitionOf, speakerOfMemory } from './neighbours.js';
+import { storeFact, type StoreInput, type StoreResult } from './store.js';
 import { lastInSession, windowText } from './windows.js';
 
 /**

@@ -6,16 +6,9 @@ import { assertContentLimit } from './content-limit.js';
 import type { AnchorRef } from '../subjects/anchors.js';
 import type { Actor, Core } from '../core.js';
 import { placeForStore, resolvePlacement, type Placement } from './placement.js';
-import {
-  judgeBatch,
-  judgeContradictions,
-  prejudgedFor,
-  speakerOfMemory,
-  storedMemory,
-  storeFact,
-  type BatchVerdicts,
-  type StoredMemory,
-} from './store.js';
+import { judgeBatch, judgeContradictions, prejudgedFor, type BatchVerdicts } from './contradictions.js';
+import { speakerOfMemory } from './neighbours.js';
+import { storedMemory, storeFact, type StoredMemory } from './store.js';
 import { lastInSession, windowText } from './windows.js';
 
 export interface IngestMessage extends ConversationMessage {

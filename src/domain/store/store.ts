@@ -2,31 +2,23 @@ import type { z } from 'zod';
 import type { Config } from '../../config.js';
 import type { StoredMemoryObject } from '../../schemas/objects.js';
 import type { Db } from '../../db/connect.js';
-import { cosineDistance } from '../../db/vector.js';
 import { identityText, sameValues } from '../../beliefs/near-duplicate.js';
-import { sameSpeaker, speakerOf } from '../../text/speakers.js';
 import type { ContradictionDetector } from '../../beliefs/contradiction-detector.js';
-import { createContradictionDetector } from '../../beliefs/detector.js';
 import { actAs } from '../tenancy/agent-binding.js';
 import { assertContentLimit } from './content-limit.js';
 import { anchorExternalId, type AnchorRef } from '../subjects/anchors.js';
 import { recordEvent } from '../records/audit.js';
 import { askedExpiry, reinforcedExpiry, type LifeInput } from '../lifecycle/life.js';
 import type { Actor, Core } from '../core.js';
-import {
-  findMemoryRow,
-  insertMemory,
-  MEMORY_ROW_COLUMNS,
-  toMemory,
-  type Memory,
-  type MemoryRow,
-} from '../records/memories.js';
-import { anchoredOf, inPartition, lockPartition, type Partition } from './partition.js';
+import { findMemoryRow, insertMemory, toMemory, type Memory } from '../records/memories.js';
+import { anchoredOf, lockPartition, type Partition } from './partition.js';
 import { recordMention } from '../subjects/session-memories.js';
-import { placeForStore, resolvePlacement, type Placement, type StorePlacement } from './placement.js';
+import { placeForStore, type Placement, type StorePlacement } from './placement.js';
 import { markSuperseded } from './supersede.js';
 import { newId } from '../text.js';
 import { lastInSession, windowText } from './windows.js';
+import { deterministic, judgeContradictions, verdicts, withLateArrivals } from './contradictions.js';
+import { nearest, partitionOf, speakerOfMemory, type Candidate, type Near } from './neighbours.js';
 import type { Binding } from '../../vocabulary.js';
 
 export interface StoreInput {
@@ -91,57 +83,10 @@ export function storedMemory(result: StoreResult): StoredMemory {
   };
 }
 
-/** How many of the partition's nearest memories are weighed as duplicates or contradictions. */
-export const CANDIDATES = 8;
-/**
- * A store that names its speaker reads this many times CANDIDATES and weighs its speaker's among
- * them: in a conversation, about half of the nearest memories are the other party's.
- */
-export const SPEAKER_READ_FACTOR = 2;
 /** Each reinforcement closes this share of the gap between a memory's confidence and 1. */
 const REINFORCEMENT_GAIN = 0.15;
 /** docs/api.md §6: a session memory reinforced this often for its anchor becomes durable. */
 const PROMOTE_AT = 3;
-
-/** The partition a store into `placement` writes to; null when it names an anchor that does not exist yet. */
-export function partitionOf(actor: Actor, agentId: string, placement: Placement): Partition | null {
-  if (placement.binding === 'anchored' && placement.anchorId === null) return null;
-  return { tenantId: actor.tenantId, agentId, ...placement };
-}
-
-/** A memory of the partition near the new one: its row, so that reinforcing it reads nothing more. */
-export type Candidate = Omit<MemoryRow, 'anchor_external_id'> & { distance: number };
-/** What judging a candidate reads of it: a batch judges the memories it is about to insert too (batch-group.ts). */
-export type Near = Pick<Candidate, 'id' | 'content' | 'distance' | 'pinned' | 'metadata'>;
-
-/** Who says a memory (src/text/speakers.ts): its metadata's speaker, else its content's label. */
-export const speakerOfMemory = (metadata: Readonly<Record<string, unknown>> | undefined, content: string) =>
-  speakerOf(metadata?.['speaker'], content);
-
-/**
- * The partition's memories nearest to `embedding` that may be the same belief as a memory said by
- * `speaker` (null: anyone's): what another speaker said is neither its duplicate nor its
- * contradiction (sameSpeaker).
- */
-async function nearest(
-  db: Db,
-  p: Partition,
-  dimensions: number,
-  embedding: Float32Array,
-  now: Date,
-  speaker: string | null,
-): Promise<Candidate[]> {
-  const distance = cosineDistance(dimensions, embedding);
-  const rows = await db
-    .selectFrom('memories as m')
-    .select([...MEMORY_ROW_COLUMNS, distance.as('distance')])
-    .where((eb) => inPartition(eb, p, now))
-    .orderBy(distance)
-    .limit(speaker === null ? CANDIDATES : CANDIDATES * SPEAKER_READ_FACTOR)
-    .execute();
-  if (speaker === null) return rows;
-  return rows.filter((c) => sameSpeaker(speaker, speakerOfMemory(c.metadata, c.content))).slice(0, CANDIDATES);
-}
 
 /**
  * The store path of docs/api.md §6: in one transaction, serialized per partition, find a duplicate and
@@ -271,131 +216,6 @@ export async function storeFact(core: Core, actor: Actor, input: StoreInput): Pr
     return { memory: toMemory(row, now), outcome: 'created' as const, supersedes, contradicts };
   };
   return within ? body(within) : core.db.transaction().execute(body);
-}
-
-/** Verdicts for the partition's nearest memories as they stand before the lock: id → contradicted. */
-export async function judgeContradictions(
-  core: Core,
-  actor: Actor,
-  input: StoreInput,
-  content: string,
-  embedding: Float32Array,
-  speaker: string | null,
-): Promise<Map<string, boolean>> {
-  const placement =
-    input.placed ??
-    (await resolvePlacement(core.db, actor.tenantId, input.anchor, input.sessionId, { mustBeActive: false })).placement;
-  const partition = partitionOf(actor, input.agentId, placement);
-  if (!partition) return new Map();
-  const candidates = await nearest(core.db, partition, core.embedder.dimensions, embedding, core.clock(), speaker);
-  return verdicts(core.contradictions, content, candidates);
-}
-
-/** Not a model: what judges under the lock whatever a model's verdicts do not cover. */
-const deterministic = createContradictionDetector();
-
-async function withLateArrivals(
-  prejudged: ReadonlyMap<string, boolean>,
-  content: string,
-  candidates: Candidate[],
-): Promise<Map<string, boolean>> {
-  const late = candidates.filter((c) => !prejudged.has(c.id));
-  return new Map([...prejudged, ...(await verdicts(deterministic, content, late))]);
-}
-
-/** The detector's verdicts on the candidates that are not the same text: id → contradicted. */
-export async function verdicts(
-  detector: ContradictionDetector,
-  content: string,
-  candidates: readonly Near[],
-): Promise<Map<string, boolean>> {
-  const others = candidates.filter((c) => identityText(c.content) !== identityText(content));
-  if (others.length === 0) return new Map();
-  const answers = await detector.contradicted(
-    content,
-    others.map((c) => c.content),
-  );
-  return new Map(others.map((c, i) => [c.id, answers[i]?.contradicts === true]));
-}
-
-/** A fact of one ingest, embedded, before it is stored. */
-export interface BatchFact {
-  readonly content: string;
-  readonly embedding: Float32Array;
-  /** Who says it (speakerOfMemory); null for no one in particular. */
-  readonly speaker: string | null;
-}
-
-/**
- * The verdicts of one ingest's facts, judged together before any is stored: each fact against the
- * partition's nearest memories and against the nearest facts said before it in the same ingest
- * (stored by the time it is). An earlier fact is named by its index: its id is known once stored.
- */
-export interface BatchVerdicts {
-  readonly stored: ReadonlyMap<string, boolean>[];
-  readonly earlier: ReadonlyMap<number, boolean>[];
-}
-
-/** undefined when the detector needs no I/O (it judges under the lock) or cannot judge a batch. */
-export async function judgeBatch(
-  core: Core,
-  actor: Actor,
-  agentId: string,
-  placement: Placement,
-  facts: readonly BatchFact[],
-): Promise<BatchVerdicts | undefined> {
-  const detector = core.contradictions;
-  if (detector.local || !detector.contradictedMany || facts.length === 0) return undefined;
-  const partition = partitionOf(actor, agentId, placement);
-  const now = core.clock();
-  const pools = await Promise.all(
-    facts.map(async (fact, i) => {
-      const identity = identityText(fact.content);
-      const stored = partition
-        ? await nearest(core.db, partition, core.embedder.dimensions, fact.embedding, now, fact.speaker)
-        : [];
-      const earlier = facts
-        .slice(0, i)
-        .map((e, j) => ({ id: String(j), content: e.content, distance: 1 - dot(fact.embedding, e.embedding) }));
-      return [...stored.map((c) => ({ ...c, earlier: false })), ...earlier.map((c) => ({ ...c, earlier: true }))]
-        .filter((c) => identityText(c.content) !== identity)
-        .sort((a, b) => a.distance - b.distance)
-        .slice(0, CANDIDATES);
-    }),
-  );
-  const answers = await detector.contradictedMany(
-    facts.map((fact, i) => ({ newer: fact.content, candidates: (pools[i] ?? []).map((c) => c.content) })),
-  );
-  return {
-    stored: pools.map(
-      (pool, i) => new Map(pool.flatMap((c, k) => (c.earlier ? [] : [[c.id, answers[i]?.[k]?.contradicts === true]]))),
-    ),
-    earlier: pools.map(
-      (pool, i) =>
-        new Map(pool.flatMap((c, k) => (c.earlier ? [[Number(c.id), answers[i]?.[k]?.contradicts === true]] : []))),
-    ),
-  };
-}
-
-/** The prejudged verdicts of fact `i` once the facts before it are stored, as `ids` (by fact; none if not stored). */
-export function prejudgedFor(
-  batch: BatchVerdicts,
-  i: number,
-  ids: readonly (string | undefined)[],
-): Map<string, boolean> {
-  const judged = new Map(batch.stored[i]);
-  for (const [j, contradicts] of batch.earlier[i] ?? []) {
-    const id = ids[j];
-    // A fact that reinforced a stored memory judged on its own keeps that memory's verdict.
-    if (id !== undefined && !judged.has(id)) judged.set(id, contradicts);
-  }
-  return judged;
-}
-
-function dot(a: Float32Array, b: Float32Array): number {
-  let sum = 0;
-  for (let i = 0; i < a.length; i++) sum += (a[i] ?? 0) * (b[i] ?? 0);
-  return sum;
 }
 
 /** The same text up to case and punctuation, or near-identical with the same values and no objection. */
