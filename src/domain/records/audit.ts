@@ -9,7 +9,7 @@ import type { Actor } from '../core.js';
 import { decodeCursor, toPage, type Page } from './pagination.js';
 import { isUuid, newId } from '../text.js';
 import type { AuditAction } from '../../vocabulary.js';
-import { enqueueWebhooks, enqueueWebhooksMany } from '../../db/webhook-outbox.js';
+import { enqueueWebhooks, enqueueWebhooksMany, type OutboxEvent } from '../../db/webhook-outbox.js';
 
 /** Ids, counts, bindings and confidences: never memory content, names or metadata. */
 export type AuditChanges = Record<string, string | number | boolean | null | string[]>;
@@ -25,27 +25,25 @@ export interface AuditInput {
 
 export type AuditEvent = z.output<typeof AuditEventObject>;
 
-/** Written inside the transaction of the mutation it records, so one never lands without the other. */
-export async function recordEvent(trx: Db, actor: Actor, at: Date, input: AuditInput): Promise<void> {
-  const id = newId();
-  await trx
-    .insertInto('audit_events')
-    .values({
-      tenant_id: actor.tenantId,
-      id,
-      at,
-      action: input.action,
-      memory_id: input.memoryId ?? null,
-      anchor_id: input.anchorId ?? null,
-      session_id: input.sessionId ?? null,
-      actor_key_id: actor.keyId,
-      actor_agent_id: input.agentId ?? null,
-      changes: JSON.stringify(input.changes ?? {}),
-    })
-    .execute();
-  // The webhook outbox (src/db/webhook-outbox.ts), in this same transaction: its deliveries exist
-  // exactly when the change does, whatever happens to the process after the commit.
-  await enqueueWebhooks(trx, {
+/** An event's row of audit_events. */
+function auditRow(actor: Actor, id: string, at: Date, input: AuditInput) {
+  return {
+    tenant_id: actor.tenantId,
+    id,
+    at,
+    action: input.action,
+    memory_id: input.memoryId ?? null,
+    anchor_id: input.anchorId ?? null,
+    session_id: input.sessionId ?? null,
+    actor_key_id: actor.keyId,
+    actor_agent_id: input.agentId ?? null,
+    changes: JSON.stringify(input.changes ?? {}),
+  };
+}
+
+/** The same event as the webhook outbox (src/db/webhook-outbox.ts) takes it. */
+function outboxEvent(actor: Actor, id: string, at: Date, input: AuditInput): OutboxEvent {
+  return {
     tenantId: actor.tenantId,
     id,
     at,
@@ -56,21 +54,43 @@ export async function recordEvent(trx: Db, actor: Actor, at: Date, input: AuditI
     keyId: actor.keyId,
     agentId: input.agentId ?? null,
     changes: input.changes ?? {},
-  });
-  // Announced in the same transaction: Postgres delivers it on commit only, to every process
-  // listening (src/domain/records/changes.ts), so a subscriber never hears of a change it cannot read yet.
-  // A statement of its own, not the insert's RETURNING: on Citus that would run on a worker, whose
-  // notifications no process hears.
+  };
+}
+
+/** What the change is announced as (src/domain/records/changes.ts); none for a change of no subject, session or canon. */
+function changePayload(actor: Actor, input: AuditInput): string | undefined {
   const canon = input.action === 'canon_written' || input.action === 'canon_deleted';
-  if (input.anchorId || input.sessionId || canon) {
-    const payload = encodeChange({
-      tenantId: actor.tenantId,
-      anchorId: input.anchorId ?? null,
-      sessionId: input.sessionId ?? null,
-      canon,
-    });
-    await sql`SELECT pg_notify(${CHANGES_CHANNEL}, ${payload})`.execute(trx);
-  }
+  if (!input.anchorId && !input.sessionId && !canon) return undefined;
+  return encodeChange({
+    tenantId: actor.tenantId,
+    anchorId: input.anchorId ?? null,
+    sessionId: input.sessionId ?? null,
+    canon,
+  });
+}
+
+/**
+ * Announced in the mutation's transaction: Postgres delivers it on commit only, to every process
+ * listening, so a subscriber never hears of a change it cannot read yet. A statement of its own,
+ * not the insert's RETURNING: on Citus that would run on a worker, whose notifications no process
+ * hears.
+ */
+async function announce(trx: Db, payload: string): Promise<void> {
+  await sql`SELECT pg_notify(${CHANGES_CHANNEL}, ${payload})`.execute(trx);
+}
+
+/** Written inside the transaction of the mutation it records, so one never lands without the other. */
+export async function recordEvent(trx: Db, actor: Actor, at: Date, input: AuditInput): Promise<void> {
+  const id = newId();
+  await trx
+    .insertInto('audit_events')
+    .values(auditRow(actor, id, at, input))
+    .execute();
+  // The webhook outbox, in this same transaction: its deliveries exist exactly when the change
+  // does, whatever happens to the process after the commit.
+  await enqueueWebhooks(trx, outboxEvent(actor, id, at, input));
+  const payload = changePayload(actor, input);
+  if (payload !== undefined) await announce(trx, payload);
 }
 
 /**
@@ -84,49 +104,18 @@ export async function recordEvents(
   events: readonly { at: Date; input: AuditInput }[],
 ): Promise<void> {
   if (events.length === 0) return;
-  const rows = events.map(({ at, input }) => ({
-    tenant_id: actor.tenantId,
-    id: newId(),
-    at,
-    action: input.action,
-    memory_id: input.memoryId ?? null,
-    anchor_id: input.anchorId ?? null,
-    session_id: input.sessionId ?? null,
-    actor_key_id: actor.keyId,
-    actor_agent_id: input.agentId ?? null,
-    changes: JSON.stringify(input.changes ?? {}),
-  }));
-  await trx.insertInto('audit_events').values(rows).execute();
+  const stamped = events.map(({ at, input }) => ({ id: newId(), at, input }));
+  await trx
+    .insertInto('audit_events')
+    .values(stamped.map(({ id, at, input }) => auditRow(actor, id, at, input)))
+    .execute();
   await enqueueWebhooksMany(
     trx,
     actor.tenantId,
-    events.map(({ at, input }, i) => ({
-      tenantId: actor.tenantId,
-      id: rows[i]?.id ?? newId(),
-      at,
-      action: input.action,
-      memoryId: input.memoryId ?? null,
-      anchorId: input.anchorId ?? null,
-      sessionId: input.sessionId ?? null,
-      keyId: actor.keyId,
-      agentId: input.agentId ?? null,
-      changes: input.changes ?? {},
-    })),
+    stamped.map(({ id, at, input }) => outboxEvent(actor, id, at, input)),
   );
-  const payloads = new Set<string>();
-  for (const { input } of events) {
-    const canon = input.action === 'canon_written' || input.action === 'canon_deleted';
-    if (!input.anchorId && !input.sessionId && !canon) continue;
-    payloads.add(
-      encodeChange({
-        tenantId: actor.tenantId,
-        anchorId: input.anchorId ?? null,
-        sessionId: input.sessionId ?? null,
-        canon,
-      }),
-    );
-  }
-  for (const payload of payloads) await sql`SELECT pg_notify(${CHANGES_CHANNEL}, ${payload})`.execute(trx);
+  const payloads = new Set(events.flatMap(({ input }) => changePayload(actor, input) ?? []));
+  for (const payload of payloads) await announce(trx, payload);
 }
 
 /** An audit event's columns, as every read of the trail selects them (the API, the export). */
