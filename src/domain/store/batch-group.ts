@@ -11,6 +11,7 @@ import { insertMemories, MEMORY_ROW_COLUMNS, toMemory, type NewMemory } from '..
 import { anchoredOf, inPartition, partitionKey, type Partition } from './partition.js';
 import type { StorePlacement } from './placement.js';
 import { verdicts } from './contradictions.js';
+import { createdEvent, createdMemory, type Creation } from './creation.js';
 import {
   CANDIDATES,
   partitionOf,
@@ -214,40 +215,19 @@ export async function storeGroupSetBased(
     }
     const id = newId();
     const pinned = j.g.item.life?.pinned;
-    queued.push({
-      j,
-      memory: {
-        tenantId: actor.tenantId,
-        id,
-        agentId: j.g.item.agentId,
-        content: j.g.content,
-        binding: j.partition.binding,
-        anchorId: j.partition.anchorId,
-        sessionId: j.partition.sessionId,
-        confidence: config.initialConfidence,
-        metadata: j.g.item.metadata,
-        embedding: j.g.embedding,
-        windowEmbedding,
-        now,
-        occurredAt: j.g.item.occurredAt,
-        expiresAt,
-        pinned,
-      },
-      // As storeFact records a creation that supersedes and contradicts nothing.
-      event: {
-        action: 'created',
-        agentId: j.g.item.agentId,
-        memoryId: id,
-        anchorId: j.partition.anchorId,
-        sessionId: j.partition.sessionId,
-        changes: {
-          binding: j.partition.binding,
-          confidence: config.initialConfidence,
-          ...(pinned ? { pinned: true } : {}),
-          ...(expiresAt ? { expires_at: expiresAt.toISOString() } : {}),
-        },
-      },
-    });
+    const creation: Creation = {
+      id,
+      input: j.g.item,
+      partition: j.partition,
+      content: j.g.content,
+      embedding: j.g.embedding,
+      windowEmbedding,
+      confidence: config.initialConfidence,
+      now,
+      expiresAt,
+    };
+    // As storeFact records a creation that supersedes and contradicts nothing.
+    queued.push({ j, memory: createdMemory(creation), event: createdEvent(creation, [], []) });
     step++;
     created.push({
       step,

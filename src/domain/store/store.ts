@@ -15,6 +15,7 @@ import { anchoredOf, lockPartition, type Partition } from './partition.js';
 import { recordMention } from '../subjects/session-memories.js';
 import { placeForStore, type Placement, type StorePlacement } from './placement.js';
 import { markSuperseded } from './supersede.js';
+import { createdEvent, createdMemory, type Creation } from './creation.js';
 import { newId } from '../text.js';
 import { lastInSession, windowText } from './windows.js';
 import { deterministic, judgeContradictions, verdicts, withLateArrivals } from './contradictions.js';
@@ -175,42 +176,22 @@ export async function storeFact(core: Core, actor: Actor, input: StoreInput): Pr
     const contradicted = candidates.filter((c) => judged.get(c.id) === true);
     const supersedes = contradicted.filter((c) => !c.pinned).map((c) => c.id);
     const contradicts = contradicted.filter((c) => c.pinned).map((c) => c.id);
-    const inserted = await insertMemory(
-      trx,
-      {
-        tenantId: actor.tenantId,
-        id,
-        agentId: input.agentId,
-        content,
-        binding: partition.binding,
-        anchorId: partition.anchorId,
-        sessionId: partition.sessionId,
-        confidence: config.initialConfidence,
-        metadata: input.metadata,
-        embedding,
-        windowEmbedding,
-        now,
-        occurredAt: input.occurredAt,
-        expiresAt,
-        pinned: input.life?.pinned,
-      },
-      { decayPerDay: config.decayPerDay, embedderId },
-    );
-    await recordEvent(trx, actor, now, {
-      action: 'created',
-      agentId: input.agentId,
-      memoryId: id,
-      anchorId: partition.anchorId,
-      sessionId: partition.sessionId,
-      changes: {
-        binding: partition.binding,
-        confidence: config.initialConfidence,
-        ...(supersedes.length > 0 ? { supersedes: supersedes.length } : {}),
-        ...(contradicts.length > 0 ? { contradicts } : {}),
-        ...(input.life?.pinned ? { pinned: true } : {}),
-        ...(expiresAt ? { expires_at: expiresAt.toISOString() } : {}),
-      },
+    const creation: Creation = {
+      id,
+      input,
+      partition,
+      content,
+      embedding,
+      windowEmbedding,
+      confidence: config.initialConfidence,
+      now,
+      expiresAt,
+    };
+    const inserted = await insertMemory(trx, createdMemory(creation), {
+      decayPerDay: config.decayPerDay,
+      embedderId,
     });
+    await recordEvent(trx, actor, now, createdEvent(creation, supersedes, contradicts));
     for (const oldId of supersedes) await supersede(trx, actor, partition, oldId, id, now);
     const row = { ...inserted, anchor_external_id: await externalIdOf(inserted.anchor_id) };
     return { memory: toMemory(row, now), outcome: 'created' as const, supersedes, contradicts };
