@@ -24,6 +24,7 @@ import { findDuplicate, type StoreResult } from './store.js';
 import { newId } from '../text.js';
 import type { BatchItem } from './batch.js';
 import { lastInSession, windowText } from './windows.js';
+import { yieldToRecalls } from '../recall-gate.js';
 
 /**
  * The stores of one lock domain of a batch (batch.ts), set-based where that provably changes
@@ -120,6 +121,7 @@ export async function storeGroupSetBased(
     const partition = partitions.get(key);
     if (!partition) throw new Error('a partition of the group was not placed');
     const wanted = items.slice(from).filter((j) => j.reads.includes(key));
+    await yieldToRecalls(core.config.bulkYieldMs);
     read.set(key, { step, rows: await nearestOfMany(trx, partition, dims, wanted, readAt) });
   };
   for (const key of partitions.keys()) await readPartition(key, 0);
@@ -170,6 +172,7 @@ export async function storeGroupSetBased(
     const batch = queued;
     queued = [];
     if (batch.length === 0) return;
+    await yieldToRecalls(core.config.bulkYieldMs);
     const rows = await insertMemories(
       trx,
       batch.map((q) => q.memory),
@@ -197,8 +200,12 @@ export async function storeGroupSetBased(
       }
     }
     const sessionId = j.partition.sessionId;
+    // Between items too, not only statements: judging a group's items in memory is event-loop work
+    // that recall's answers would otherwise queue behind (recall-gate.ts).
+    await yieldToRecalls(core.config.bulkYieldMs);
     if (!(await standsAlone(j))) {
       await flush();
+      await yieldToRecalls(core.config.bulkYieldMs);
       results.set(j.g.index, await stores.ordered(j.g));
       step++;
       for (const key of j.reads) changedAt.set(key, step);
