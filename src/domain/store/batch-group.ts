@@ -7,19 +7,12 @@ import { anchorExternalId } from '../subjects/anchors.js';
 import { recordEvents, type AuditInput } from '../records/audit.js';
 import type { Actor, Core } from '../core.js';
 import { askedExpiry } from '../lifecycle/life.js';
-import { insertMemories, MEMORY_ROW_COLUMNS, toMemory, type NewMemory } from '../records/memories.js';
+import { insertMemories, toMemory, type NewMemory } from '../records/memories.js';
 import { anchoredOf, inPartition, partitionKey, type Partition } from './partition.js';
 import type { StorePlacement } from './placement.js';
 import { verdicts } from './contradictions.js';
 import { createdEvent, createdMemory, type Creation } from './creation.js';
-import {
-  CANDIDATES,
-  partitionOf,
-  SPEAKER_READ_FACTOR,
-  speakerOfMemory,
-  type Candidate,
-  type Near,
-} from './neighbours.js';
+import { CANDIDATES, partitionOf, SPEAKER_READ_FACTOR, speakerOfMemory, type Near } from './neighbours.js';
 import { findDuplicate, type StoreResult } from './store.js';
 import { newId } from '../text.js';
 import type { BatchItem } from './batch.js';
@@ -113,7 +106,7 @@ export async function storeGroupSetBased(
 
   let step = 0;
   /** Partition → the step of its last read, and each item's nearest memories as read then. */
-  const read = new Map<string, { step: number; rows: Map<number, Candidate[]> }>();
+  const read = new Map<string, { step: number; rows: Map<number, Near[]> }>();
   /** Partition → the step of the last store of storeFact that may have changed it. */
   const changedAt = new Map<string, number>();
   const created: Created[] = [];
@@ -249,8 +242,10 @@ export async function storeGroupSetBased(
 }
 
 /**
- * storeFact's read of the partition's nearest memories (nearest in store.ts, before its speaker
- * filter), for many vectors in one statement: item index → its nearest, nearest first.
+ * storeFact's read of the partition's nearest memories (nearest in neighbours.ts, before its
+ * speaker filter), for many vectors in one statement: item index → its nearest, nearest first.
+ * Each item reads as many as nearest would (CANDIDATES, or READ when it weighs a speaker), and only
+ * what judging reads of them (Near): the rows of a batch of 500 were most of its client-side work.
  */
 async function nearestOfMany(
   trx: Db,
@@ -258,19 +253,20 @@ async function nearestOfMany(
   dimensions: number,
   items: readonly Judged[],
   now: Date,
-): Promise<Map<number, Candidate[]>> {
-  const found = new Map<number, Candidate[]>(items.map((j) => [j.g.index, []]));
+): Promise<Map<number, Near[]>> {
+  const found = new Map<number, Near[]>(items.map((j) => [j.g.index, []]));
   if (items.length === 0) return found;
   const distance = cosineDistanceTo(dimensions, sql<string>`q.v`);
   const nearest = trx
     .selectFrom('memories as m')
-    .select([...MEMORY_ROW_COLUMNS, distance.as('distance')])
+    .select(['m.id', 'm.content', 'm.pinned', 'm.metadata', distance.as('distance')])
     .where((eb) => inPartition(eb, partition, now))
     .orderBy(distance)
-    .limit(READ);
-  const { rows } = await sql<Candidate & { k: number }>`
+    .limit(sql<number>`q.n`);
+  const { rows } = await sql<Near & { k: number }>`
     SELECT q.k, c.* FROM unnest(${items.map((j) => j.g.index)}::int[],
-      ${items.map((j) => toVectorLiteral(j.g.embedding))}::text[]::vector[]) AS q(k, v)
+      ${items.map((j) => toVectorLiteral(j.g.embedding))}::text[]::vector[],
+      ${items.map((j) => (j.speaker === null ? CANDIDATES : READ))}::int[]) AS q(k, v, n)
     CROSS JOIN LATERAL ${nearest} AS c`.execute(trx);
   for (const { k, ...row } of rows) found.get(k)?.push(row);
   return found;
