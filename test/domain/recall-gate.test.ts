@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { Actor, Core } from '../../src/domain/core.js';
 import { asRecall, gateState, yieldToRecalls } from '../../src/domain/recall-gate.js';
 import { storeBatch } from '../../src/domain/store/batch.js';
 import { createTenant } from '../../src/domain/tenancy/tenants.js';
+import { importStream } from '../../src/portability/run-import.js';
 import { recall } from '../../src/retrieval/recall.js';
 import { testCore } from '../helpers/harness.js';
 
@@ -114,6 +116,22 @@ describe('recall gate', () => {
     expect(gateState().recalls).toBe(1);
     held.end();
     await held.done;
+  });
+
+  it('an import writes nothing while a recall is in flight, and everything once it ends', async () => {
+    const core = await testCore({ config: { BULK_YIELD_MS: '60000' } });
+    const actor = await actorOf(core);
+    const lines = items(5).map(
+      (item) => `${JSON.stringify({ id: randomUUID(), memory: item.content, user_id: 'u' })}\n`,
+    );
+    const held = heldRecall();
+    const importing = importStream(core, actor, Readable.from(lines), { format: 'mem0', agentId: 'a' });
+    await untilWaiting();
+    expect(await memoriesOf(core, actor.tenantId)).toBe(0);
+    held.end();
+    await held.done;
+    expect((await importing).imported.memories).toBe(5);
+    expect(await memoriesOf(core, actor.tenantId)).toBe(5);
   });
 
   it('BULK_YIELD_MS=0 turns the gate off', async () => {
