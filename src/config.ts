@@ -88,6 +88,7 @@ const EnvSchema = z.object({
   SWEEP_INTERVAL_SECONDS: z.coerce.number().int().min(0).default(60),
   DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   RECALL_EXACT_SCAN_MAX: z.coerce.number().int().min(0).max(1_000_000).default(20_000),
+  BULK_YIELD_MS: z.coerce.number().int().min(0).max(60_000).default(50),
   ANTHROPIC_API_KEY: z.string().trim().min(1).optional(),
   ANTHROPIC_MODEL: z.string().trim().min(1).default('claude-haiku-4-5'),
   ANTHROPIC_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
@@ -259,6 +260,11 @@ export interface Config {
   /** How often `serve` deletes expired session memories; 0 turns the sweeper off. */
   readonly sweepIntervalSeconds: number;
   readonly dbPoolSize: number;
+  /**
+   * The longest one step of bulk work (a batch's group or statement, an import's chunk) waits for
+   * the recalls in flight in this process before it goes ahead (src/domain/recall-gate.ts); 0 never waits.
+   */
+  readonly bulkYieldMs: number;
   /**
    * Up to this many memories in a recall's scope, the vector side scans them exactly (~1 µs a memory
    * on Postgres); beyond, it walks HNSW with the scope as a filter, which slows down as the scope
@@ -437,6 +443,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     sessionTtlHours: env.SESSION_TTL_HOURS,
     sweepIntervalSeconds: env.SWEEP_INTERVAL_SECONDS,
     dbPoolSize: env.DB_POOL_SIZE,
+    bulkYieldMs: env.BULK_YIELD_MS,
     recallExactScanMax: env.RECALL_EXACT_SCAN_MAX,
     anthropic: anthropicConfig(env),
     extractionTimeoutMs: env.LLM_EXTRACTION_TIMEOUT_MS,

@@ -6,6 +6,7 @@ import { actAs } from '../domain/tenancy/agent-binding.js';
 import { assertContentLimit } from '../domain/store/content-limit.js';
 import type { Actor, Core } from '../domain/core.js';
 import { contentKey } from '../domain/text.js';
+import { yieldToRecalls } from '../domain/recall-gate.js';
 import { AppError, isForeignKeyViolation, isUniqueViolation, outageError } from '../errors.js';
 import { assertOwnAuditEvent, importIds, withIds } from './bound-ids.js';
 import type { AnchorRecord, AuditRecord, CanonRecord, DataRecord, MemoryRecord, SessionRecord } from './records.js';
@@ -161,6 +162,9 @@ export class ImportWriter {
 
     const counts = zero();
     const matched = new Map<string, string>();
+    // An import gives way to recalls in flight before its chunk and before the chunk's memories
+    // (src/domain/recall-gate.ts).
+    await yieldToRecalls(core.config.bulkYieldMs);
     const anchorId = (id: string | null): string | null =>
       id === null ? null : (matched.get(id) ?? this.anchorIds.get(id) ?? id);
     await core.db.transaction().execute(async (trx) => {
@@ -200,6 +204,7 @@ export class ImportWriter {
           }
         }
       }
+      await yieldToRecalls(core.config.bulkYieldMs);
       await this.writeMemories(trx, memories, counts);
       await this.writeAudits(trx, audits, counts);
     });

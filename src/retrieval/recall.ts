@@ -2,6 +2,7 @@ import type { Db } from '../db/connect.js';
 import type { ScopeStats } from '../db/scope-stats.js';
 import { executePrepared } from '../db/prepared.js';
 import { actAs } from '../domain/tenancy/agent-binding.js';
+import { asRecall } from '../domain/recall-gate.js';
 import { subjectIdByExternalId } from '../domain/subjects/anchors.js';
 import type { AnchorRef } from '../domain/subjects/anchors.js';
 import type { Actor, Core } from '../domain/core.js';
@@ -140,7 +141,12 @@ const canonDepth = (cap: number): number => Math.max(MIN_CANON_DEPTH, cap * CAND
 
 export const canonCap = (limit: number): number => Math.max(1, Math.floor(limit * CANON_SHARE));
 
-export async function recall(core: Core, actor: Actor, input: RecallInput): Promise<RecallResult[]> {
+export function recall(core: Core, actor: Actor, input: RecallInput): Promise<RecallResult[]> {
+  // Counted in flight for its whole length, so that bulk writes give way to it (recall-gate.ts).
+  return asRecall(() => recallCounted(core, actor, input));
+}
+
+async function recallCounted(core: Core, actor: Actor, input: RecallInput): Promise<RecallResult[]> {
   // The scope's private part is the named agent's: naming only agents the key may act as keeps
   // every other agent's private memories out.
   actAs(actor, input.agentId);

@@ -7,23 +7,17 @@ import { anchorExternalId } from '../subjects/anchors.js';
 import { recordEvents, type AuditInput } from '../records/audit.js';
 import type { Actor, Core } from '../core.js';
 import { askedExpiry } from '../lifecycle/life.js';
-import { insertMemories, MEMORY_ROW_COLUMNS, toMemory, type NewMemory } from '../records/memories.js';
+import { insertMemories, toMemory, type NewMemory } from '../records/memories.js';
 import { anchoredOf, inPartition, partitionKey, type Partition } from './partition.js';
 import type { StorePlacement } from './placement.js';
 import { verdicts } from './contradictions.js';
 import { createdEvent, createdMemory, type Creation } from './creation.js';
-import {
-  CANDIDATES,
-  partitionOf,
-  SPEAKER_READ_FACTOR,
-  speakerOfMemory,
-  type Candidate,
-  type Near,
-} from './neighbours.js';
+import { CANDIDATES, partitionOf, SPEAKER_READ_FACTOR, speakerOfMemory, type Near } from './neighbours.js';
 import { findDuplicate, type StoreResult } from './store.js';
 import { newId } from '../text.js';
 import type { BatchItem } from './batch.js';
 import { lastInSession, windowText } from './windows.js';
+import { yieldToRecalls } from '../recall-gate.js';
 
 /**
  * The stores of one lock domain of a batch (batch.ts), set-based where that provably changes
@@ -112,7 +106,7 @@ export async function storeGroupSetBased(
 
   let step = 0;
   /** Partition → the step of its last read, and each item's nearest memories as read then. */
-  const read = new Map<string, { step: number; rows: Map<number, Candidate[]> }>();
+  const read = new Map<string, { step: number; rows: Map<number, Near[]> }>();
   /** Partition → the step of the last store of storeFact that may have changed it. */
   const changedAt = new Map<string, number>();
   const created: Created[] = [];
@@ -120,6 +114,7 @@ export async function storeGroupSetBased(
     const partition = partitions.get(key);
     if (!partition) throw new Error('a partition of the group was not placed');
     const wanted = items.slice(from).filter((j) => j.reads.includes(key));
+    await yieldToRecalls(core.config.bulkYieldMs);
     read.set(key, { step, rows: await nearestOfMany(trx, partition, dims, wanted, readAt) });
   };
   for (const key of partitions.keys()) await readPartition(key, 0);
@@ -170,6 +165,7 @@ export async function storeGroupSetBased(
     const batch = queued;
     queued = [];
     if (batch.length === 0) return;
+    await yieldToRecalls(core.config.bulkYieldMs);
     const rows = await insertMemories(
       trx,
       batch.map((q) => q.memory),
@@ -197,8 +193,12 @@ export async function storeGroupSetBased(
       }
     }
     const sessionId = j.partition.sessionId;
+    // Between items too, not only statements: judging a group's items in memory is event-loop work
+    // that recall's answers would otherwise queue behind (recall-gate.ts).
+    await yieldToRecalls(core.config.bulkYieldMs);
     if (!(await standsAlone(j))) {
       await flush();
+      await yieldToRecalls(core.config.bulkYieldMs);
       results.set(j.g.index, await stores.ordered(j.g));
       step++;
       for (const key of j.reads) changedAt.set(key, step);
@@ -242,8 +242,10 @@ export async function storeGroupSetBased(
 }
 
 /**
- * storeFact's read of the partition's nearest memories (nearest in store.ts, before its speaker
- * filter), for many vectors in one statement: item index → its nearest, nearest first.
+ * storeFact's read of the partition's nearest memories (nearest in neighbours.ts, before its
+ * speaker filter), for many vectors in one statement: item index → its nearest, nearest first.
+ * Each item reads as many as nearest would (CANDIDATES, or READ when it weighs a speaker), and only
+ * what judging reads of them (Near): the rows of a batch of 500 were most of its client-side work.
  */
 async function nearestOfMany(
   trx: Db,
@@ -251,19 +253,20 @@ async function nearestOfMany(
   dimensions: number,
   items: readonly Judged[],
   now: Date,
-): Promise<Map<number, Candidate[]>> {
-  const found = new Map<number, Candidate[]>(items.map((j) => [j.g.index, []]));
+): Promise<Map<number, Near[]>> {
+  const found = new Map<number, Near[]>(items.map((j) => [j.g.index, []]));
   if (items.length === 0) return found;
   const distance = cosineDistanceTo(dimensions, sql<string>`q.v`);
   const nearest = trx
     .selectFrom('memories as m')
-    .select([...MEMORY_ROW_COLUMNS, distance.as('distance')])
+    .select(['m.id', 'm.content', 'm.pinned', 'm.metadata', distance.as('distance')])
     .where((eb) => inPartition(eb, partition, now))
     .orderBy(distance)
-    .limit(READ);
-  const { rows } = await sql<Candidate & { k: number }>`
+    .limit(sql<number>`q.n`);
+  const { rows } = await sql<Near & { k: number }>`
     SELECT q.k, c.* FROM unnest(${items.map((j) => j.g.index)}::int[],
-      ${items.map((j) => toVectorLiteral(j.g.embedding))}::text[]::vector[]) AS q(k, v)
+      ${items.map((j) => toVectorLiteral(j.g.embedding))}::text[]::vector[],
+      ${items.map((j) => (j.speaker === null ? CANDIDATES : READ))}::int[]) AS q(k, v, n)
     CROSS JOIN LATERAL ${nearest} AS c`.execute(trx);
   for (const { k, ...row } of rows) found.get(k)?.push(row);
   return found;

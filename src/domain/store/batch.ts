@@ -11,6 +11,7 @@ import { judgeContradictions } from './contradictions.js';
 import { partitionOf, speakerOfMemory } from './neighbours.js';
 import { storeFact, type StoreInput, type StoreResult } from './store.js';
 import { lastInSession, windowText } from './windows.js';
+import { yieldToRecalls } from '../recall-gate.js';
 
 /**
  * Texts embedded in one embedder call. Every wave is embedded before anything is stored: the stores
@@ -236,6 +237,8 @@ async function storeGroup(
       );
   for (let attempt = 0; ; attempt++) {
     const unforeseen: string[] = [];
+    // Each group, and each statement of it (batch-group.ts), gives way to recalls in flight.
+    await yieldToRecalls(core.config.bulkYieldMs);
     try {
       return await core.db.transaction().execute(async (trx) => {
         const held = await holdGroup(trx, actor, group, core.clock());
@@ -270,7 +273,10 @@ async function storeGroup(
             { ordered: (g) => ordered(g, -1, g.held), windowVector },
           );
         } else {
-          for (const [k, p] of group.entries()) stored.set(p.index, await ordered(p, k, placed(p)));
+          for (const [k, p] of group.entries()) {
+            await yieldToRecalls(core.config.bulkYieldMs);
+            stored.set(p.index, await ordered(p, k, placed(p)));
+          }
         }
         // Once more at most, with the windows not foreseen (a fact given twice is stored once, so
         // the one after it follows another memory); after that, as a store does, it has none.
@@ -302,6 +308,7 @@ async function storeAlone(
   const stored = new Map<number, StoreResult>();
   for (const p of group) {
     try {
+      await yieldToRecalls(core.config.bulkYieldMs);
       stored.set(p.index, await storeFact(core, actor, { ...p.item, embedding: vectorOf(p.content) }));
     } catch (error) {
       fail(p.index, error);
