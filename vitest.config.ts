@@ -52,6 +52,7 @@ const SLOW = [
   'test/db/migration-0008.test.ts',
   'test/db/migration-0009.test.ts',
   'test/db/migration-0010.test.ts',
+  'test/db/migration-0017.test.ts',
   'test/db/citus-distribute.test.ts',
   'test/db/embedder-size-change.test.ts',
   'test/adapters/docs-examples.test.ts',

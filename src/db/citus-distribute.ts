@@ -116,6 +116,8 @@ export async function readForeignKeys(db: Db): Promise<ForeignKey[]> {
       pg_get_constraintdef(c.oid) AS definition, c.confrelid::regclass::text AS references
     FROM pg_constraint AS c
     WHERE c.contype = 'f' AND c.connamespace = current_schema()::regnamespace
+      -- A key's copies on partitions (of a partitioned memories, migration 0017) come and go with it.
+      AND c.conparentid = 0
     ORDER BY 1, 2`.execute(db);
   return rows;
 }

@@ -15,6 +15,18 @@ export const MIGRATION_LOCK_KEY = 7_214_003_118_505_001;
 
 export class EmbedderMismatchError extends ActionableError {}
 
+/**
+ * A migration whose first line is this is recorded without running on Citus: 0017 partitions
+ * `memories` by tenant on one node, which Citus already does by spreading it over its shards.
+ */
+const NOT_ON_CITUS = /^-- migrate: not on citus\s*$/m;
+
+/** Whether a migration runs on a Citus cluster (see NOT_ON_CITUS). */
+export function runsOnCitus(text: string): boolean {
+  const first = text.split('\n', 1)[0] ?? '';
+  return !NOT_ON_CITUS.test(first);
+}
+
 /** The migration files, in the order they apply. */
 export async function readMigrations(): Promise<{ name: string; sql: string }[]> {
   const files = (await fs.readdir(MIGRATIONS_DIR)).filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f)).sort();
@@ -52,12 +64,13 @@ export async function migrate(db: Db, embedder?: EmbedderIdentity): Promise<stri
     const done = await sql<{ name: string }>`SELECT name FROM schema_migrations`.execute(trx);
     const applied = new Set(done.rows.map((r) => r.name));
     const ran: string[] = [];
-    let prepared = false;
+    let citus: boolean | undefined;
     for (const m of migrations) {
       if (applied.has(m.name)) continue;
-      if (!prepared) await prepareForCitus(trx);
-      prepared = true;
-      for (const statement of splitStatements(m.sql)) await sql.raw(statement).execute(trx);
+      citus ??= await prepareForCitus(trx);
+      if (!citus || runsOnCitus(m.sql)) {
+        for (const statement of splitStatements(m.sql)) await sql.raw(statement).execute(trx);
+      }
       await sql`INSERT INTO schema_migrations (name) VALUES (${m.name})`.execute(trx);
       ran.push(m.name);
     }
@@ -73,12 +86,13 @@ export async function migrate(db: Db, embedder?: EmbedderIdentity): Promise<stri
  * trigger's body stays on its shard; ours do, every statement of them naming the firing row's
  * tenant, whose rows of every table are colocated (migration 0016). And shard commands one
  * connection at a time: Citus refuses to change a function (0016) in a transaction that has already
- * written shards over parallel connections (0011's UPDATE).
+ * written shards over parallel connections (0011's UPDATE). Returns whether the database is Citus.
  */
-async function prepareForCitus(trx: Db): Promise<void> {
-  if (!(await detectCitus(trx))) return;
+async function prepareForCitus(trx: Db): Promise<boolean> {
+  if (!(await detectCitus(trx))) return false;
   await sql`SET LOCAL citus.enable_unsafe_triggers = on`.execute(trx);
   await sql`SET LOCAL citus.multi_shard_modify_mode = 'sequential'`.execute(trx);
+  return true;
 }
 
 /**

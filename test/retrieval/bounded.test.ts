@@ -55,9 +55,13 @@ interface PlanNode {
   Plans?: PlanNode[];
 }
 
+/** A table named, or one of its partitions (memories_p00 … of memories, migration 0017). */
+const readsTable = (relation: string, tables: readonly string[]): boolean =>
+  tables.includes(relation) || tables.includes(relation.replace(/_p\d{2}$/, ''));
+
 /** Rows read from memories (or the tables named) by a plan: returned plus filtered away, over every loop. */
 function memoryRowsRead(node: PlanNode, tables: readonly string[] = ['memories']): number {
-  const own = tables.includes(node['Relation Name'] ?? '')
+  const own = readsTable(node['Relation Name'] ?? '', tables)
     ? ((node['Actual Rows'] ?? 0) +
         (node['Rows Removed by Filter'] ?? 0) +
         (node['Rows Removed by Index Recheck'] ?? 0)) *

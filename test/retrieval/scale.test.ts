@@ -201,7 +201,13 @@ describe(`recall at scale on ${engine}`, () => {
     expect(inserted).toBe(SUBJECTS * PER_SUBJECT + SMALL_FACTS.length + PRIVATE);
     for (const scope of [scopeOf(BULK_AGENT, null), scopeOf('probe-agent', smallAnchor)]) {
       const { plan } = await neighbours(scope, 'invoice refund payment', 20, 'hnsw');
-      expect(plan).toContain('Index Scan using memories_embedding_hnsw_256 on memories');
+      // The tenant's partition's copy of the index (memories is partitioned by tenant, migration 0017).
+      const scan = /Index Scan using (\w+) on memories_p\d{2}\b/.exec(plan);
+      expect(scan, plan).not.toBeNull();
+      const { rows } = await sql<{ parent: string }>`
+        SELECT inhparent::regclass::text AS parent FROM pg_inherits
+        WHERE inhrelid = ${scan?.[1] ?? ''}::regclass`.execute(api.core.db);
+      expect(rows.map((r) => r.parent)).toEqual(['memories_embedding_hnsw_256']);
     }
     const natural = await neighbours(scopeOf(BULK_AGENT, null), 'invoice refund payment', 20, 'planner');
     console.log(
