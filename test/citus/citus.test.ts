@@ -10,7 +10,14 @@ import { enableIterativeScan, vectorParam } from '../../src/db/vector.js';
 import { sweepExpiredSessions } from '../../src/domain/lifecycle/sweeper.js';
 import { contentKey, newId } from '../../src/domain/text.js';
 import { createHashEmbedder } from '../../src/embedding/hash.js';
-import { exactNearestQuery, vectorNeighbours } from '../../src/retrieval/queries/nearest.js';
+import { checkedFilter, type MemoryFilter } from '../../src/filter/language.js';
+import {
+  exactNearestQuery,
+  FILTERED_EF_SEARCH,
+  FILTERED_SCAN_TUPLES,
+  filteredNeighbours,
+  vectorNeighbours,
+} from '../../src/retrieval/queries/nearest.js';
 import type { RecallScope } from '../../src/retrieval/queries/scope.js';
 import { startCore, type Running } from '../../src/start-core.js';
 import { manualClock, newTenant, testConfig, type Tenant, type TestApi } from '../helpers/harness.js';
@@ -170,6 +177,81 @@ describe.skipIf(!url)('on a Citus cluster', () => {
       });
       expect(plain?.ef_search).not.toBe('400');
     }
+  });
+
+  it('gives the workers a filtered walk’s settings, and finds the memories the filter lets through', async () => {
+    const tenant = await newTenant(api);
+    const anchorId = await createAnchor(api, tenant.auth, 'tagged-facts');
+    const texts = Array.from({ length: 300 }, (_, i) => `note ${i} on subject ${i % 13} with mark ${i * 11}`);
+    const tagged = (i: number) => i % 10 === 3;
+    const vectors = await running.core.embedder.embed(texts);
+    const now = clock();
+    await running.core.db
+      .insertInto('memories')
+      .values(
+        texts.map((content, i) => ({
+          tenant_id: tenant.tenantId,
+          id: newId(),
+          agent_id: 'bot',
+          content,
+          content_key: contentKey(content),
+          binding: 'anchored' as const,
+          anchor_id: anchorId,
+          session_id: null,
+          confidence: 0.7,
+          decay_rate: 0.01,
+          superseded_by: null,
+          metadata: JSON.stringify(tagged(i) ? { tag: 'needle' } : {}),
+          embedding: vectorParam(vectors[i] as Float32Array),
+          embedder: running.core.embedder.id,
+          created_at: now,
+          updated_at: now,
+          last_reinforced_at: now,
+        })),
+      )
+      .execute();
+    const filter = checkedFilter({ 'metadata.tag': 'needle' }) as MemoryFilter;
+    const scope: RecallScope = {
+      tenantId: tenant.tenantId,
+      agentId: 'bot',
+      anchorId,
+      sessionId: null,
+      includeSuperseded: false,
+      filter,
+    };
+    const [query] = (await running.core.embedder.embed(['subject 3 mark'])) as [Float32Array];
+    const q = {
+      db: running.core.db,
+      dimensions: running.core.embedder.dimensions,
+      scope,
+      part: 'subject' as const,
+      embedding: query,
+      depth: 10,
+    };
+
+    // The walk's bounds reach the worker holding the shard, as recall's unfiltered settings do.
+    const settings = await running.core.db.transaction().execute(async (trx) => {
+      await vectorNeighbours({
+        ...q,
+        db: trx,
+        plan: 'hnsw',
+        maxScanTuples: FILTERED_SCAN_TUPLES,
+        efSearch: FILTERED_EF_SEARCH,
+      });
+      const { rows } = await sql<{ max_scan_tuples: string; ef_search: string }>`
+        SELECT current_setting('hnsw.max_scan_tuples') AS max_scan_tuples, current_setting('hnsw.ef_search') AS ef_search
+        FROM memories WHERE tenant_id = ${tenant.tenantId} LIMIT 1`.execute(trx);
+      return rows[0];
+    });
+    expect(settings).toEqual({ max_scan_tuples: String(FILTERED_SCAN_TUPLES), ef_search: String(FILTERED_EF_SEARCH) });
+
+    // 30 of the 300 pass, more than the exact scan's bound of 10: the walk serves them.
+    const found = await filteredNeighbours(q, 10);
+    const exact = await exactNearestQuery(q).execute();
+    expect(found).toHaveLength(10);
+    expect(exact).toHaveLength(10);
+    const overlap = found.filter((r) => exact.some((e) => e.id === r.id)).length;
+    expect(overlap).toBeGreaterThanOrEqual(9);
   });
 
   it('purges a subject from every table of its shard', async () => {
