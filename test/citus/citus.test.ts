@@ -67,6 +67,15 @@ describe.skipIf(!url)('on a Citus cluster', () => {
     expect(await distributeForCitus(running.core.db)).toEqual([]);
   });
 
+  it('records migration 0017 without running it: memories is one distributed table, not partitions', async () => {
+    const { rows } = await sql<{ kind: string; partitions: number; recorded: boolean }>`
+      SELECT c.relkind::text AS kind,
+        (SELECT count(*)::int FROM pg_inherits WHERE inhparent = c.oid) AS partitions,
+        EXISTS (SELECT 1 FROM schema_migrations WHERE name LIKE '0017_%') AS recorded
+      FROM pg_class c WHERE c.oid = 'memories'::regclass`.execute(running.core.db);
+    expect(rows[0]).toEqual({ kind: 'r', partitions: 0, recorded: true });
+  });
+
   it('looks a key up on its tenant’s shard only', async () => {
     const tenant = await newTenant(api);
     const plan = await sql<{ 'QUERY PLAN': string }>`

@@ -7,6 +7,7 @@ import { candidatesQuery } from '../../src/retrieval/queries/candidates.js';
 import { vectorNeighbours } from '../../src/retrieval/queries/nearest.js';
 import type { RecallScope } from '../../src/retrieval/queries/scope.js';
 import { recall } from '../../src/retrieval/recall.js';
+import { testDatabaseIsCitus } from '../helpers/citus.js';
 import { subjectPart, subjectStats } from '../helpers/lexical-scores.js';
 import { engine, newTenant, testApi, type Tenant, type TestApi } from '../helpers/harness.js';
 import { createAnchor, startSession, storeMemory, writeCanon } from '../helpers/store-recall.js';
@@ -58,7 +59,10 @@ function planOf(raw: unknown): PlanNode {
   return doc[0]?.Plan as PlanNode;
 }
 
-describe(`recall reads its tenant's partition of memories only, on ${engine}`, () => {
+// On Citus migration 0017 does not run (its shards split memories by tenant instead): nothing to prune.
+const citus = await testDatabaseIsCitus();
+
+describe.skipIf(citus)(`recall reads its tenant's partition of memories only, on ${engine}`, () => {
   let api: TestApi;
   let tenant: Tenant;
   let partition: string;
