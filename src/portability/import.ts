@@ -6,7 +6,7 @@ import { actAs } from '../domain/tenancy/agent-binding.js';
 import { assertContentLimit } from '../domain/store/content-limit.js';
 import type { Actor, Core } from '../domain/core.js';
 import { contentKey } from '../domain/text.js';
-import { yieldToRecalls } from '../domain/recall-gate.js';
+import { inTransactionYieldMs, yieldToRecalls } from '../domain/recall-gate.js';
 import { AppError, isForeignKeyViolation, isUniqueViolation, outageError } from '../errors.js';
 import { assertOwnAuditEvent, importIds, withIds } from './bound-ids.js';
 import type { AnchorRecord, AuditRecord, CanonRecord, DataRecord, MemoryRecord, SessionRecord } from './records.js';
@@ -204,7 +204,7 @@ export class ImportWriter {
           }
         }
       }
-      await yieldToRecalls(core.config.bulkYieldMs);
+      await yieldToRecalls(inTransactionYieldMs(core.config));
       await this.writeMemories(trx, memories, counts);
       await this.writeAudits(trx, audits, counts);
     });

@@ -7,7 +7,7 @@ import { storeBatch } from '../../src/domain/store/batch.js';
 import { createTenant } from '../../src/domain/tenancy/tenants.js';
 import { importStream } from '../../src/portability/run-import.js';
 import { recall } from '../../src/retrieval/recall.js';
-import { testCore } from '../helpers/harness.js';
+import { engine, testCore } from '../helpers/harness.js';
 
 /** A recall in flight until `end` is called: what the gate sees of a slow recall. */
 function heldRecall(): { end: () => void; done: Promise<void> } {
@@ -44,7 +44,7 @@ async function memoriesOf(core: Core, tenantId: string): Promise<number> {
 
 describe('recall gate', () => {
   it('lets bulk work through at once when no recall is in flight', async () => {
-    expect(gateState()).toEqual({ recalls: 0, waiting: 0 });
+    expect(gateState()).toMatchObject({ recalls: 0, waiting: 0 });
     expect(await yieldToRecalls(60_000)).toBe(false);
   });
 
@@ -58,11 +58,11 @@ describe('recall gate', () => {
     await untilWaiting();
     await new Promise((resolve) => setTimeout(resolve, 30));
     expect(through).toBe(false);
-    expect(gateState()).toEqual({ recalls: 1, waiting: 1 });
+    expect(gateState()).toMatchObject({ recalls: 1, waiting: 1 });
     held.end();
     await held.done;
     expect(await step).toBe(true);
-    expect(gateState()).toEqual({ recalls: 0, waiting: 0 });
+    expect(gateState()).toMatchObject({ recalls: 0, waiting: 0 });
   });
 
   it('lets a bulk step go after its bound while recalls keep running, so bulk work never starves', async () => {
@@ -70,7 +70,7 @@ describe('recall gate', () => {
     const started = performance.now();
     expect(await yieldToRecalls(40)).toBe(true);
     expect(performance.now() - started).toBeGreaterThanOrEqual(39);
-    expect(gateState()).toEqual({ recalls: 1, waiting: 0 });
+    expect(gateState()).toMatchObject({ recalls: 1, waiting: 0 });
     held.end();
     await held.done;
   });
@@ -132,6 +132,22 @@ describe('recall gate', () => {
     await held.done;
     expect((await importing).imported.memories).toBe(5);
     expect(await memoriesOf(core, actor.tenantId)).toBe(5);
+  });
+
+  it('waits inside a transaction only where a recall can run meanwhile (Postgres), before it on every engine', async () => {
+    // On the embedded database the recall in flight would be waiting for the transaction's own
+    // connection: a batch there gives way before each group's transaction only.
+    const core = await testCore({ config: { BULK_YIELD_MS: '20' } });
+    const actor = await actorOf(core);
+    const held = heldRecall();
+    const before = gateState().waited;
+    const results = await storeBatch(core, actor, items(4)); // two subjects: two groups of two
+    expect(results.every((r) => r.ok)).toBe(true);
+    const waits = gateState().waited - before;
+    if (engine === 'pglite') expect(waits).toBe(2);
+    else expect(waits).toBeGreaterThanOrEqual(2 + 4);
+    held.end();
+    await held.done;
   });
 
   it('BULK_YIELD_MS=0 turns the gate off', async () => {

@@ -17,7 +17,7 @@ import { findDuplicate, type StoreResult } from './store.js';
 import { newId } from '../text.js';
 import type { BatchItem } from './batch.js';
 import { lastInSession, windowText } from './windows.js';
-import { yieldToRecalls } from '../recall-gate.js';
+import { inTransactionYieldMs, yieldToRecalls } from '../recall-gate.js';
 
 /**
  * The stores of one lock domain of a batch (batch.ts), set-based where that provably changes
@@ -114,7 +114,7 @@ export async function storeGroupSetBased(
     const partition = partitions.get(key);
     if (!partition) throw new Error('a partition of the group was not placed');
     const wanted = items.slice(from).filter((j) => j.reads.includes(key));
-    await yieldToRecalls(core.config.bulkYieldMs);
+    await yieldToRecalls(inTransactionYieldMs(core.config));
     read.set(key, { step, rows: await nearestOfMany(trx, partition, dims, wanted, readAt) });
   };
   for (const key of partitions.keys()) await readPartition(key, 0);
@@ -165,7 +165,7 @@ export async function storeGroupSetBased(
     const batch = queued;
     queued = [];
     if (batch.length === 0) return;
-    await yieldToRecalls(core.config.bulkYieldMs);
+    await yieldToRecalls(inTransactionYieldMs(core.config));
     const rows = await insertMemories(
       trx,
       batch.map((q) => q.memory),
@@ -195,10 +195,10 @@ export async function storeGroupSetBased(
     const sessionId = j.partition.sessionId;
     // Between items too, not only statements: judging a group's items in memory is event-loop work
     // that recall's answers would otherwise queue behind (recall-gate.ts).
-    await yieldToRecalls(core.config.bulkYieldMs);
+    await yieldToRecalls(inTransactionYieldMs(core.config));
     if (!(await standsAlone(j))) {
       await flush();
-      await yieldToRecalls(core.config.bulkYieldMs);
+      await yieldToRecalls(inTransactionYieldMs(core.config));
       results.set(j.g.index, await stores.ordered(j.g));
       step++;
       for (const key of j.reads) changedAt.set(key, step);

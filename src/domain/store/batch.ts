@@ -11,7 +11,7 @@ import { judgeContradictions } from './contradictions.js';
 import { partitionOf, speakerOfMemory } from './neighbours.js';
 import { storeFact, type StoreInput, type StoreResult } from './store.js';
 import { lastInSession, windowText } from './windows.js';
-import { yieldToRecalls } from '../recall-gate.js';
+import { inTransactionYieldMs, yieldToRecalls } from '../recall-gate.js';
 
 /**
  * Texts embedded in one embedder call. Every wave is embedded before anything is stored: the stores
@@ -274,7 +274,7 @@ async function storeGroup(
           );
         } else {
           for (const [k, p] of group.entries()) {
-            await yieldToRecalls(core.config.bulkYieldMs);
+            await yieldToRecalls(inTransactionYieldMs(core.config));
             stored.set(p.index, await ordered(p, k, placed(p)));
           }
         }
