@@ -105,17 +105,20 @@ describe.skipIf(!url)('on a Citus cluster', () => {
     return rows[0];
   }
 
-  it('gives the workers the HNSW settings, so a filtered HNSW scan returns every row asked for', async () => {
-    const tenant = await newTenant(api);
-    const anchorId = await createAnchor(api, tenant.auth, 'many-facts');
-    const texts = Array.from({ length: 300 }, (_, i) => `fact number ${i} about topic ${i % 17} and item ${i * 7}`);
+  /** `texts` as memories of the subject, written directly (no store path): a scope of known size and metadata. */
+  async function insertFacts(
+    tenantId: string,
+    anchorId: string,
+    texts: string[],
+    metadataOf: (i: number) => Record<string, unknown>,
+  ): Promise<void> {
     const vectors = await running.core.embedder.embed(texts);
     const now = clock();
     await running.core.db
       .insertInto('memories')
       .values(
         texts.map((content, i) => ({
-          tenant_id: tenant.tenantId,
+          tenant_id: tenantId,
           id: newId(),
           agent_id: 'bot',
           content,
@@ -126,7 +129,7 @@ describe.skipIf(!url)('on a Citus cluster', () => {
           confidence: 0.7,
           decay_rate: 0.01,
           superseded_by: null,
-          metadata: '{}',
+          metadata: JSON.stringify(metadataOf(i)),
           embedding: vectorParam(vectors[i] as Float32Array),
           embedder: running.core.embedder.id,
           created_at: now,
@@ -135,6 +138,13 @@ describe.skipIf(!url)('on a Citus cluster', () => {
         })),
       )
       .execute();
+  }
+
+  it('gives the workers the HNSW settings, so a filtered HNSW scan returns every row asked for', async () => {
+    const tenant = await newTenant(api);
+    const anchorId = await createAnchor(api, tenant.auth, 'many-facts');
+    const texts = Array.from({ length: 300 }, (_, i) => `fact number ${i} about topic ${i % 17} and item ${i * 7}`);
+    await insertFacts(tenant.tenantId, anchorId, texts, () => ({}));
     const scope: RecallScope = {
       tenantId: tenant.tenantId,
       agentId: 'bot',
@@ -193,32 +203,7 @@ describe.skipIf(!url)('on a Citus cluster', () => {
     const anchorId = await createAnchor(api, tenant.auth, 'tagged-facts');
     const texts = Array.from({ length: 300 }, (_, i) => `note ${i} on subject ${i % 13} with mark ${i * 11}`);
     const tagged = (i: number) => i % 10 === 3;
-    const vectors = await running.core.embedder.embed(texts);
-    const now = clock();
-    await running.core.db
-      .insertInto('memories')
-      .values(
-        texts.map((content, i) => ({
-          tenant_id: tenant.tenantId,
-          id: newId(),
-          agent_id: 'bot',
-          content,
-          content_key: contentKey(content),
-          binding: 'anchored' as const,
-          anchor_id: anchorId,
-          session_id: null,
-          confidence: 0.7,
-          decay_rate: 0.01,
-          superseded_by: null,
-          metadata: JSON.stringify(tagged(i) ? { tag: 'needle' } : {}),
-          embedding: vectorParam(vectors[i] as Float32Array),
-          embedder: running.core.embedder.id,
-          created_at: now,
-          updated_at: now,
-          last_reinforced_at: now,
-        })),
-      )
-      .execute();
+    await insertFacts(tenant.tenantId, anchorId, texts, (i) => (tagged(i) ? { tag: 'needle' } : {}));
     const filter = checkedFilter({ 'metadata.tag': 'needle' }) as MemoryFilter;
     const scope: RecallScope = {
       tenantId: tenant.tenantId,

@@ -1,4 +1,4 @@
-import { sql, type CompiledQuery, type KyselyPlugin } from 'kysely';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PLAN_MODE, PREPARED_PLAN_MODE } from '../../src/db/prepared-driver.js';
 import { ensureVectorIndex, vectorParam } from '../../src/db/vector.js';
@@ -15,6 +15,7 @@ import request from 'supertest';
 import { createApp } from '../../src/app.js';
 import { createHashEmbedder } from '../../src/embedding/hash.js';
 import { startCore, type Running } from '../../src/start-core.js';
+import { capturingStatements } from '../helpers/captured-statements.js';
 import { engine, newTenant, testConfig, type Tenant, type TestApi } from '../helpers/harness.js';
 import { isolatedDatabase, type IsolatedDb } from '../helpers/isolated-db.js';
 import { subjectPart, subjectStats } from '../helpers/lexical-scores.js';
@@ -183,29 +184,8 @@ describe(`recall's cost on ${engine}`, () => {
   });
 
   async function rowsPerStatement(query: string, filter?: MemoryFilter): Promise<{ rows: number; results: number }[]> {
-    // Queries embedded in a statement are compiled under its id too: the statement is the longest.
-    const compiled = new Map<unknown, CompiledQuery[]>();
-    const captured: CompiledQuery[] = [];
-    const executor = api.core.db.getExecutor();
-    const capture: KyselyPlugin = {
-      transformQuery: (args) => {
-        compiled.set(args.queryId, [
-          ...(compiled.get(args.queryId) ?? []),
-          executor.compileQuery(args.node, args.queryId),
-        ]);
-        return args.node;
-      },
-      transformResult: (args) => {
-        const all = compiled.get(args.queryId) ?? [];
-        const statement = all.reduce<CompiledQuery | undefined>(
-          (a, b) => (a && a.sql.length >= b.sql.length ? a : b),
-          undefined,
-        );
-        if (statement) captured.push(statement);
-        return Promise.resolve(args.result);
-      },
-    };
-    const results = await recall({ ...api.core, db: api.core.db.withPlugin(capture) }, actor, {
+    const { plugin, captured } = capturingStatements(api.core.db);
+    const results = await recall({ ...api.core, db: api.core.db.withPlugin(plugin) }, actor, {
       agentId: 'agent-1',
       query,
       anchor: { anchorExternalId: 'big-subject' },

@@ -1,4 +1,4 @@
-import { sql, type CompiledQuery, type KyselyPlugin } from 'kysely';
+import { sql, type CompiledQuery } from 'kysely';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/connect.js';
 import type { Core } from '../../src/domain/core.js';
@@ -7,6 +7,7 @@ import { candidatesQuery } from '../../src/retrieval/queries/candidates.js';
 import { vectorNeighbours } from '../../src/retrieval/queries/nearest.js';
 import type { RecallScope } from '../../src/retrieval/queries/scope.js';
 import { recall } from '../../src/retrieval/recall.js';
+import { capturingStatements } from '../helpers/captured-statements.js';
 import { testDatabaseIsCitus } from '../helpers/citus.js';
 import { subjectPart, subjectStats } from '../helpers/lexical-scores.js';
 import { engine, newTenant, testApi, type Tenant, type TestApi } from '../helpers/harness.js';
@@ -106,29 +107,8 @@ describe.skipIf(citus)(`recall reads its tenant's partition of memories only, on
 
   /** Every statement `run` sends through the database it is given, as compiled, in the order run. */
   async function statementsOf(core: Core, run: (db: Db) => Promise<unknown>) {
-    const compiled = new Map<unknown, CompiledQuery[]>();
-    const captured: CompiledQuery[] = [];
-    const executor = core.db.getExecutor();
-    const capture: KyselyPlugin = {
-      transformQuery: (args) => {
-        compiled.set(args.queryId, [
-          ...(compiled.get(args.queryId) ?? []),
-          executor.compileQuery(args.node, args.queryId),
-        ]);
-        return args.node;
-      },
-      transformResult: (args) => {
-        // Queries embedded in a statement are compiled under its id too: the statement is the longest.
-        const all = compiled.get(args.queryId) ?? [];
-        const statement = all.reduce<CompiledQuery | undefined>(
-          (a, b) => (a && a.sql.length >= b.sql.length ? a : b),
-          undefined,
-        );
-        if (statement) captured.push(statement);
-        return Promise.resolve(args.result);
-      },
-    };
-    await run(core.db.withPlugin(capture));
+    const { plugin, captured } = capturingStatements(core.db);
+    await run(core.db.withPlugin(plugin));
     return captured;
   }
 
