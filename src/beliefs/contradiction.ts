@@ -36,15 +36,35 @@ export interface Verdict {
 const NONE: Verdict = Object.freeze({ contradicts: false, rule: 'none' });
 
 /**
- * Parsed statements by text, the last PARSED_KEPT of them. A batch judges each item against the
- * same few nearest memories of its subject, so the same texts were parsed again and again: a fifth
- * of a batch's client-side work. Parsing is a pure function of the text and verdictOf only reads
- * the clauses, so a kept parse answers exactly as a new one.
+ * Parsed statements by text, kept while a batch runs (withParsedStatementsKept), at most
+ * PARSED_KEPT of them. A batch judges each item against the same few nearest memories of its
+ * subject, so the same texts were parsed again and again: a fifth of a batch's client-side work.
+ * Parsing is a pure function of the text and verdictOf only reads the clauses, so a kept parse
+ * answers exactly as a new one. Emptied when the last batch running ends: memory texts are not
+ * kept beyond the work that needs them, so a purged subject's texts do not linger here.
  */
 const PARSED_KEPT = 4096;
 const parsed = new Map<string, readonly Clause[]>();
+let batchesRunning = 0;
+
+/** Runs a batch's work with parsed statements kept for it, emptied when the last batch ends. */
+export async function withParsedStatementsKept<T>(work: () => Promise<T>): Promise<T> {
+  batchesRunning++;
+  try {
+    return await work();
+  } finally {
+    batchesRunning--;
+    if (batchesRunning === 0) parsed.clear();
+  }
+}
+
+/** How many parsed statements are kept now (tests). */
+export function parsedStatementsKept(): number {
+  return parsed.size;
+}
 
 function parsedStatement(text: string): readonly Clause[] {
+  if (batchesRunning === 0) return parseStatement(text);
   let clauses = parsed.get(text);
   if (clauses === undefined) {
     clauses = parseStatement(text);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { engine, newKey, newTenant, testApi, type TestApi, type Tenant } from '../helpers/harness.js';
 import { startSession } from '../helpers/store-recall.js';
+import { parsedStatementsKept } from '../../src/beliefs/contradiction.js';
 
 interface Result {
   outcome?: string;
@@ -180,6 +181,19 @@ describe(`POST /v1/memories/batch on ${engine}`, () => {
       .where('tenant_id', '=', t.tenantId)
       .execute();
     expect(rows).toEqual([{ reinforcement_count: 1 }]);
+  });
+
+  it('keeps no memory text in process once a batch or a store is over (the detector parses afresh)', async () => {
+    const api = await testApi();
+    const t = await newTenant(api);
+    const lives = (city: string) => ({ agent_id: 'agent-1', content: `Lives in ${city}`, anchor_external_id: 'carol' });
+    const results = await batch(api, t.auth, [lives('Paris'), lives('Berlin')]);
+    expect(results.map((r) => r.outcome)).toEqual(['created', 'created']);
+    expect(results[1]?.memory?.supersedes?.length).toBe(1);
+    expect(parsedStatementsKept()).toBe(0);
+    const res = await api.http.post('/v1/memories').set(t.auth).send(lives('Rome'));
+    expect(res.status).toBe(201);
+    expect(parsedStatementsKept()).toBe(0);
   });
 
   it('keeps each subject’s memories apart in a batch across many subjects', async () => {

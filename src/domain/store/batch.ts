@@ -12,6 +12,7 @@ import { partitionOf, speakerOfMemory } from './neighbours.js';
 import { storeFact, type StoreInput, type StoreResult } from './store.js';
 import { lastInSession, windowText } from './windows.js';
 import { inTransactionYieldMs, yieldToRecalls } from '../recall-gate.js';
+import { withParsedStatementsKept } from '../../beliefs/contradiction.js';
 
 /**
  * Texts embedded in one embedder call. Every wave is embedded before anything is stored: the stores
@@ -96,6 +97,10 @@ class WindowsUnforeseen extends Error {
  * results; only an error that is no item's (the embedder unavailable) rejects the whole call.
  */
 export async function storeBatch(core: Core, actor: Actor, items: readonly BatchItem[]): Promise<BatchItemResult[]> {
+  return withParsedStatementsKept(() => storeItems(core, actor, items));
+}
+
+async function storeItems(core: Core, actor: Actor, items: readonly BatchItem[]): Promise<BatchItemResult[]> {
   const results = new Array<BatchItemResult | undefined>(items.length);
   const fail = (index: number, error: unknown) => {
     results[index] = { ok: false, error: itemError(core, error) };
