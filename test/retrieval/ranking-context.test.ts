@@ -76,4 +76,34 @@ describe(`ranking by context on ${engine}`, () => {
     expect(long).toBeLessThan(1);
     expect(priorFactor({ lexemes: 0, timeCue: false })).toBeCloseTo(1 - FUSION.lengthPriorWeight, 10);
   });
+  it('reads a time expression of every kind a temporal annotator names, and leaves words that only look like one', () => {
+    // One sentence per kind of src/retrieval/time-cue.ts, written from English grammar, none taken
+    // from an evaluation's turns.
+    const timed = {
+      relative: ['I saw her the other day.', 'We moved here a while back.', 'I will call you soon.'],
+      anchored: ['See you next Tuesday!', 'The shop opens every morning.', 'We met up last sat.'],
+      duration: ['I have lived here for fifteen years.', 'It took a couple of weeks.', 'We talked for ages.'],
+      weekday: ['The market is on Thursdays.'],
+      calendar: ['Back in 2015 I ran a bakery.', 'I grew up in the 90s.', 'Rent is due on the 3rd.', 'Since Sept I work nights.'],
+      date: ['My exam is on June 12th.', 'We married on 5 October.', 'Her party is on the 2nd of March.'],
+      season: ['We hike a lot in the fall.', 'I worked at a camp over the summer.'],
+      holiday: ['We always travel at Thanksgiving.', "I quit on New Year's Eve."],
+      clock: ['The train leaves at 7:45 pm.', 'Lunch is at noon.'],
+      frequency: ['I swim twice a week.', 'The club meets monthly.'],
+      lifetime: ['I learned to sail when I was a kid.', 'I played cello in high school.'],
+      occasion: ['It was the first time I flew alone.', 'He gave me a bike for my birthday.'],
+    };
+    for (const [kind, texts] of Object.entries(timed)) for (const t of texts) expect(statesTime(t), `${kind}: ${t}`).toBe(true);
+    for (const t of [
+      'I love the sun on my face.',
+      'We sat by the fire and talked.',
+      'I had 3 of them, then 2 in the box.',
+      'Call me at 555 0100.',
+      'That recipe is my favourite.',
+      'Released 12 March 2021, says the label.',
+    ])
+      expect(statesTime(t), t).toBe(false);
+    for (const q of ['At what age did she learn to swim?', 'How often does Ben run?', 'Which decade was it built in?'])
+      expect(asksAboutTime(q), q).toBe(true);
+  });
 });
