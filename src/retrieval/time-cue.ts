@@ -21,7 +21,8 @@ const NUMBERS =
 const UNITS =
   'years?|months?|weeks?|weekends?|days?|nights?|hours?|minutes?|decades?|centur(y|ies)|fortnights?|semesters?|seasons?|summers?|winters?';
 const PERIODS = `week|month|year|night|time|summer|winter|spring|fall|autumn|weekend|morning|afternoon|evening|decade|century|semester|season|holidays?|${WEEKDAYS}|${WEEKDAY_ABBREVIATIONS}`;
-const PREPOSITIONS = 'in|on|since|until|till|by|during|from|before|after|around|through|throughout|into|last|next|this|early|late|mid|of|back in';
+const PREPOSITIONS =
+  'in|on|since|until|till|by|during|from|before|after|around|through|throughout|into|last|next|this|early|late|mid|of|back in';
 /** A day of the month; after a preposition alone it needs its ordinal ("on the 5th", not "in 5"). */
 const DAY = '\\d{1,2}(st|nd|rd|th)?';
 const ORDINAL_DAY = '\\d{1,2}(st|nd|rd|th)';
@@ -49,7 +50,8 @@ const TIME_EXPRESSIONS = {
   calendar: `(${PREPOSITIONS}) (the )?(${MONTHS}|(19|20)\\d\\ds?|${ORDINAL_DAY}|(early|late|mid)[- ]((19|20)?\\d0s)|((19|20)?\\d0s))`,
   /** A date after "on": "on June 5", "on 5 June", "on the 5th of June". */
   date: `on (the )?(((${MONTHS})\\.? ${DAY})|(${DAY} (of )?(${MONTHS})))`,
-  season: '(in|during|over|for|through|throughout) (the )?(summer|winter|spring|fall|autumn|holidays|morning|afternoon|evening|night)',
+  season:
+    '(in|during|over|for|through|throughout) (the )?(summer|winter|spring|fall|autumn|holidays|morning|afternoon|evening|night)',
   holiday: HOLIDAYS,
   /** Times of day: "at 5 pm", "7:30am", "noon". */
   clock: "\\d{1,2}(:\\d\\d)? ?(am|pm|a\\.m\\.|p\\.m\\.)|noon|midnight|o'clock",

@@ -84,7 +84,12 @@ describe(`ranking by context on ${engine}`, () => {
       anchored: ['See you next Tuesday!', 'The shop opens every morning.', 'We met up last sat.'],
       duration: ['I have lived here for fifteen years.', 'It took a couple of weeks.', 'We talked for ages.'],
       weekday: ['The market is on Thursdays.'],
-      calendar: ['Back in 2015 I ran a bakery.', 'I grew up in the 90s.', 'Rent is due on the 3rd.', 'Since Sept I work nights.'],
+      calendar: [
+        'Back in 2015 I ran a bakery.',
+        'I grew up in the 90s.',
+        'Rent is due on the 3rd.',
+        'Since Sept I work nights.',
+      ],
       date: ['My exam is on June 12th.', 'We married on 5 October.', 'Her party is on the 2nd of March.'],
       season: ['We hike a lot in the fall.', 'I worked at a camp over the summer.'],
       holiday: ['We always travel at Thanksgiving.', "I quit on New Year's Eve."],
@@ -93,7 +98,8 @@ describe(`ranking by context on ${engine}`, () => {
       lifetime: ['I learned to sail when I was a kid.', 'I played cello in high school.'],
       occasion: ['It was the first time I flew alone.', 'He gave me a bike for my birthday.'],
     };
-    for (const [kind, texts] of Object.entries(timed)) for (const t of texts) expect(statesTime(t), `${kind}: ${t}`).toBe(true);
+    for (const [kind, texts] of Object.entries(timed))
+      for (const t of texts) expect(statesTime(t), `${kind}: ${t}`).toBe(true);
     for (const t of [
       'I love the sun on my face.',
       'We sat by the fire and talked.',
