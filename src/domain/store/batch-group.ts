@@ -197,8 +197,8 @@ export async function storeGroupSetBased(
     // that recall's answers would otherwise queue behind (recall-gate.ts).
     await yieldToRecalls(inTransactionYieldMs(core.config));
     if (!(await standsAlone(j))) {
+      // No second wait here: the item has just waited above, and flush waits before its insert.
       await flush();
-      await yieldToRecalls(inTransactionYieldMs(core.config));
       results.set(j.g.index, await stores.ordered(j.g));
       step++;
       for (const key of j.reads) changedAt.set(key, step);
