@@ -9,8 +9,8 @@
  * never tuned on as well as the ones it was measured on (docs/decisions/0013).
  */
 
-const MONTHS =
-  'january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec';
+const MONTH_NAMES = 'january|february|march|april|may|june|july|august|september|october|november|december';
+const MONTHS = `${MONTH_NAMES}|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec`;
 const WEEKDAYS = 'monday|tuesday|wednesday|thursday|friday|saturday|sunday';
 /** "sat", "sun" and "wed" are words too: an abbreviated weekday counts only after last, next, on… */
 const WEEKDAY_ABBREVIATIONS = 'mon|tues?|wed|thurs?|fri|sat|sun';
@@ -89,9 +89,7 @@ const ASKS_TIME = new RegExp(
 );
 
 /** A month by its capitalized name ("may" is a verb too) or a year. */
-const NAMES_TIME = new RegExp(
-  `\\b(${'january|february|march|april|may|june|july|august|september|october|november|december'.replace(/\b[a-z]/g, (c) => c.toUpperCase())}|(19|20)[0-9][0-9])\\b`,
-);
+const NAMES_TIME = new RegExp(`\\b(${MONTH_NAMES.replace(/\b[a-z]/g, (c) => c.toUpperCase())}|(19|20)[0-9][0-9])\\b`);
 
 /** The query asks about a time ("When…", "How long…", "Which year…") or within one ("…in May"). */
 export const asksAboutTime = (query: string): boolean => ASKS_TIME.test(query) || NAMES_TIME.test(query);
