@@ -14,6 +14,7 @@ import { createHashEmbedder } from '../../src/embedding/hash.js';
 import { AppError } from '../../src/errors.js';
 import { startCore, type Running } from '../../src/start-core.js';
 import { engine, testConfig } from '../helpers/harness.js';
+import { isolatedDatabase, type IsolatedDb } from '../helpers/isolated-db.js';
 
 const ROUNDS = 5;
 const DAY = 86_400_000;
@@ -38,14 +39,21 @@ describe.skipIf(engine !== 'postgres')('a purge racing writes into its subject, 
   let pools: Running[] = [];
   let actor: Actor;
 
+  let iso: IsolatedDb | undefined;
+
   beforeAll(async () => {
-    const start = () => startCore(testConfig(), { embedder: createHashEmbedder(256), log: pino({ level: 'silent' }) });
+    // A database of its own: the sweep below reaches every tenant of the database it runs on.
+    iso = await isolatedDatabase();
+    const env = iso.env;
+    const start = () =>
+      startCore(testConfig(env), { embedder: createHashEmbedder(256), log: pino({ level: 'silent' }) });
     pools = [await start(), await start()];
     const tenant = await createTenant(pools[0]!.core, `purge-race-${randomUUID()}`);
     actor = { tenantId: tenant.tenantId, keyId: tenant.keyId, scopes: new Set(['read', 'write', 'admin']) };
   });
   afterAll(async () => {
     await Promise.all(pools.map((p) => p.close()));
+    await iso?.drop();
   });
 
   const core = (i: number): Core => pools[i % 2]!.core;

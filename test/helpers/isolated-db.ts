@@ -3,6 +3,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { pino } from 'pino';
+import request from 'supertest';
+import { createApp } from '../../src/app.js';
+import type { Clock } from '../../src/domain/core.js';
+import { createHashEmbedder } from '../../src/embedding/hash.js';
+import { startCore, type Running } from '../../src/start-core.js';
+import { testConfig, type TestApi } from './harness.js';
 
 /**
  * A database of its own, for tests that change what the whole database holds (its embedder) and so
@@ -43,6 +50,32 @@ export async function isolatedDatabase(): Promise<IsolatedDb> {
       } finally {
         await client.end();
       }
+    },
+  };
+}
+
+/**
+ * An empty database of its own with the worker's embedder, behind an API: where an export is
+ * imported, and where a test runs the process-wide session sweep on a moved clock. On the worker's
+ * database such a sweep reaches every tenant on it, and on Postgres the two vitest workers share
+ * that database: it once expired a session that the audit test, in the other worker, had just ended.
+ */
+export async function freshDatabase(
+  options: { clock?: Clock } = {},
+): Promise<{ api: TestApi; running: Running; close: () => Promise<void> }> {
+  const iso = await isolatedDatabase();
+  const running = await startCore(testConfig(iso.env), {
+    embedder: createHashEmbedder(256),
+    log: pino({ level: 'silent' }),
+  });
+  const core = options.clock ? { ...running.core, clock: options.clock } : running.core;
+  const app = createApp(core);
+  return {
+    api: { app, core, http: request(app) },
+    running,
+    close: async () => {
+      await running.close();
+      await iso.drop();
     },
   };
 }

@@ -1,29 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { pino } from 'pino';
-import request from 'supertest';
-import { createApp } from '../../src/app.js';
-import { createHashEmbedder } from '../../src/embedding/hash.js';
-import { startCore, type Running } from '../../src/start-core.js';
-import { testConfig, type Tenant, type TestApi } from './harness.js';
-import { isolatedDatabase, type IsolatedDb } from './isolated-db.js';
-
-/** A second, empty database with the same embedder as the worker's: where an export is imported. */
-export async function freshDatabase(): Promise<{ api: TestApi; running: Running; close(): Promise<void> }> {
-  const iso: IsolatedDb = await isolatedDatabase();
-  const running = await startCore(testConfig(iso.env), {
-    embedder: createHashEmbedder(256),
-    log: pino({ level: 'silent' }),
-  });
-  const app = createApp(running.core);
-  return {
-    api: { app, core: running.core, http: request(app) },
-    running,
-    close: async () => {
-      await running.close();
-      await iso.drop();
-    },
-  };
-}
+import type { Tenant, TestApi } from './harness.js';
 
 /** GET /v1/export as text. */
 export async function exportText(api: TestApi, t: Tenant, query = ''): Promise<string> {

@@ -1,9 +1,17 @@
 import type { ChildProcess } from 'node:child_process';
-import { childEnv, exited, spawnCli } from './cli.js';
+import { childEnv, exited, freePort, spawnCli } from './cli.js';
 import { SETUP_TOKEN } from './harness.js';
 
 /** Long enough for a process that migrates its database on a busy machine. */
 const START_TIMEOUT_MS = 120_000;
+/**
+ * One look at /readyz. Bounded, because what listens on the port may not be this process: the port
+ * was free when chosen, and another listener of the test (a webhook receiver on port 0) can take it
+ * before `serve` binds it. Unbounded, such a look waited out the test on a listener that never answers.
+ */
+const PROBE_TIMEOUT_MS = 2_000;
+/** How often a start moves to a fresh port when the one it had was taken meanwhile. */
+const PORT_RETRIES = 3;
 
 /**
  * An `agent-memory serve` child process on 127.0.0.1, for tests of what a real process does when it
@@ -17,25 +25,43 @@ export class ServeProcess {
   stderr = '';
 
   constructor(
-    readonly port: number,
+    private currentPort: number,
     private readonly env: Record<string, string>,
   ) {}
 
+  /** The port of the current process: a start moves to a fresh one if another listener took it. */
+  get port(): number {
+    return this.currentPort;
+  }
+
   get base(): string {
-    return `http://127.0.0.1:${this.port}`;
+    return `http://127.0.0.1:${this.currentPort}`;
   }
 
   get running(): boolean {
     return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
   }
 
-  /** Starts the process with `extra` over the constructor's environment, and waits until it is ready. */
+  /**
+   * Starts the process with `extra` over the constructor's environment, and waits until it is ready.
+   * If the port was taken since it was chosen, `serve` says so and exits: the start moves to a fresh
+   * port rather than failing on a race of the test's own making.
+   */
   async start(extra: Record<string, string> = {}): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      const outcome = await this.startOnce(extra);
+      if (outcome === 'ready') return;
+      if (attempt === PORT_RETRIES) throw new Error(`serve found port ${this.currentPort} taken ${attempt + 1} times`);
+      this.currentPort = await freePort();
+    }
+  }
+
+  private async startOnce(extra: Record<string, string>): Promise<'ready' | 'port taken'> {
     this.stderr = '';
     const child = spawnCli(
       ['serve'],
       childEnv({
-        PORT: String(this.port),
+        PORT: String(this.currentPort),
         HOST: '127.0.0.1',
         SETUP_TOKEN,
         RATE_LIMIT_PER_MINUTE: '0',
@@ -51,11 +77,16 @@ export class ServeProcess {
     child.stdout?.resume();
     const deadline = Date.now() + START_TIMEOUT_MS;
     while (Date.now() < deadline) {
-      if (child.exitCode !== null) throw new Error(`serve exited (${child.exitCode}); stderr:\n${this.stderr}`);
+      if (child.exitCode !== null) {
+        if (this.stderr.includes('is already in use')) return 'port taken';
+        throw new Error(`serve exited (${child.exitCode}); stderr:\n${this.stderr}`);
+      }
       try {
-        if ((await fetch(`${this.base}/readyz`)).ok) return;
+        const res = await fetch(`${this.base}/readyz`, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
+        // An answer after this child exited came from another listener.
+        if (res.ok && child.exitCode === null) return 'ready';
       } catch {
-        // not listening yet
+        // not listening yet, or a listener that is not this process
       }
       await new Promise((r) => setTimeout(r, 100));
     }

@@ -46,9 +46,18 @@ export async function startReceiver(answer: number | 'hang' = 204): Promise<Rece
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const raw = Buffer.concat(chunks).toString('utf8');
+      let body: Received['body'];
+      try {
+        body = JSON.parse(raw) as Received['body'];
+      } catch {
+        // Not a delivery (a probe of another test's process that found this port, say): it is
+        // answered and not recorded, where a throw here would leave it unanswered and uncaught.
+        res.writeHead(400, { 'content-type': 'text/plain' }).end('not a webhook delivery');
+        return;
+      }
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers[k] = v;
-      received.push({ at: Date.now(), headers, raw, body: JSON.parse(raw) as Received['body'] });
+      received.push({ at: Date.now(), headers, raw, body });
       if (receiver.answer === 'hang') {
         hanging.add(res);
         return;

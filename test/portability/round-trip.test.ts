@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engine, newTenant, testApi, type Tenant, type TestApi } from '../helpers/harness.js';
-import { exportText, freshDatabase, importText, sortedLines } from '../helpers/portability.js';
+import { freshDatabase } from '../helpers/isolated-db.js';
+import { exportText, importText, sortedLines } from '../helpers/portability.js';
 
 type Body = Record<string, unknown> & { id: string };
 

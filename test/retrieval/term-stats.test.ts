@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { sweepExpiredSessions } from '../../src/domain/lifecycle/sweeper.js';
-import { engine, manualClock, newTenant, testApi, type Tenant, type TestApi } from '../helpers/harness.js';
+import { engine, manualClock, newTenant, type Tenant, type TestApi } from '../helpers/harness.js';
+import { freshDatabase } from '../helpers/isolated-db.js';
 import { createAnchor, startSession, storeMemory, writeCanon } from '../helpers/store-recall.js';
 
 /**
@@ -40,7 +41,8 @@ async function expectConsistent(api: TestApi, t: Tenant, step: string): Promise<
 describe(`maintained BM25 statistics on ${engine}`, () => {
   it('equal the statistics recomputed from scratch after stores, reinforcements, supersessions, deletes, purges and sweeps', async () => {
     const clock = manualClock();
-    const api = await testApi({ clock });
+    const { api, close } = await freshDatabase({ clock });
+    onTestFinished(close);
     const t = await newTenant(api);
     const store = (body: Record<string, unknown>) => storeMemory(api, t.auth, { agent_id: 'agent-1', ...body });
 

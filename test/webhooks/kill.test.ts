@@ -93,8 +93,9 @@ describe(`webhook deliveries through a kill -9 of the server, on ${engine}`, () 
 
   beforeAll(async () => {
     database = await ownDatabase();
-    server = await deliveringServe({ ...database.env, WEBHOOK_TIMEOUT_MS: '1000' });
+    // The receiver listens first, so the server's port is chosen among those still free.
     receiver = await startReceiver();
+    server = await deliveringServe({ ...database.env, WEBHOOK_TIMEOUT_MS: '1000' });
   }, 180_000);
   afterAll(async () => {
     await server?.kill();
@@ -203,8 +204,8 @@ describe.skipIf(engine !== 'postgres' || !clusterBinariesPresent())(
     beforeAll(async () => {
       cluster = await startOwnCluster();
       await cluster.query('CREATE DATABASE agent_memory');
-      server = await deliveringServe({ DATABASE_URL: cluster.url('agent_memory') });
       receiver = await startReceiver();
+      server = await deliveringServe({ DATABASE_URL: cluster.url('agent_memory') });
     }, 180_000);
     afterAll(async () => {
       await server?.kill();
