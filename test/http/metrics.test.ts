@@ -1,10 +1,11 @@
 import request from 'supertest';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { createApp } from '../../src/app.js';
 import type { Embedder } from '../../src/embedding/embedder.js';
 import { startSweeper } from '../../src/domain/lifecycle/sweeper.js';
 import { createMetrics, createMetricsApp, withMetrics } from '../../src/http/metrics.js';
 import { newTenant, testApi, testCore } from '../helpers/harness.js';
+import { freshDatabase } from '../helpers/isolated-db.js';
 import { expectProblem } from '../helpers/problem.js';
 
 /** Issue 15 point 9: /metrics shows the core's work, whichever door asked for it, and can be guarded. */
@@ -85,7 +86,11 @@ describe('domain metrics', () => {
 
   it('counts sweeper runs and the memories they delete', async () => {
     const metrics = createMetrics();
-    const core = withMetrics(await testCore(), metrics);
+    // On a database of its own: the sweeper, on the real clock, reaches every tenant of its database,
+    // and would delete session memories that other tests, on their moved clocks, still hold.
+    const { running, close } = await freshDatabase();
+    onTestFinished(close);
+    const core = withMetrics(running.core, metrics);
     const stop = startSweeper(core, 20);
     const started = Date.now();
     while (Date.now() - started < 10_000) {

@@ -1,9 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { effectiveConfidence } from '../../src/domain/lifecycle/decay.js';
 import { sweepExpired } from '../../src/domain/lifecycle/sweeper.js';
 import { DAY_MS } from '../../src/domain/time.js';
 import { MemoryObject, StoredMemoryObject } from '../../src/schemas/objects.js';
 import { engine, manualClock, newTenant, testApi, type Tenant, type TestApi } from '../helpers/harness.js';
+import { freshDatabase } from '../helpers/isolated-db.js';
 import { call, identityWithScopes, inProcessClient, ok, text } from '../helpers/mcp.js';
 import { expectProblem } from '../helpers/problem.js';
 
@@ -89,7 +90,8 @@ describe(`recall as of a moment on ${engine}`, () => {
 describe(`expiry on ${engine}`, () => {
   it('hides a memory from recall, the lists and GET at its expiry, and the sweeper deletes it, audited', async () => {
     const clock = manualClock(DAY0);
-    const api = await testApi({ clock });
+    const { api, close } = await freshDatabase({ clock });
+    onTestFinished(close);
     const t = await newTenant(api);
     const brief = await store(api, t, {
       content: 'Is in a meeting until three',
@@ -184,7 +186,8 @@ describe(`pinning on ${engine}`, () => {
 
   it('a pinned session memory survives its session end and expiry, in recall and the sweep', async () => {
     const clock = manualClock(DAY0);
-    const api = await testApi({ clock });
+    const { api, close } = await freshDatabase({ clock });
+    onTestFinished(close);
     const t = await newTenant(api);
     const session = await api.http.post('/v1/sessions').set(t.auth).send({ agent_id: 'a1' });
     const sid = session.body.id as string;
@@ -200,7 +203,8 @@ describe(`pinning on ${engine}`, () => {
 
   it('PATCH pins, unpins and sets or clears the expiry in place, audited; a pinned memory outlives its expiry', async () => {
     const clock = manualClock(DAY0);
-    const api = await testApi({ clock });
+    const { api, close } = await freshDatabase({ clock });
+    onTestFinished(close);
     const t = await newTenant(api);
     const m = await store(api, t, { content: 'Allergic to penicillin', anchor_external_id: 'c4', ttl_seconds: 60 });
     const patch = (body: Record<string, unknown>) => api.http.patch(`/v1/memories/${m.id}`).set(t.auth).send(body);
