@@ -9,8 +9,8 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
 /**
  * What the published package may hold: the CLI, the console's static files, the compiled server,
  * client and adapters with their declarations, the migrations, and what npm always adds. Sources,
- * tests, tooling, docs and their images, the Python client and source maps (which point at sources
- * not shipped) stay out.
+ * tests, tooling, docs and their images, the Python client and source maps (which would point at
+ * sources not shipped) stay out.
  */
 const ALLOWED = [
   /^package\.json$/u,
@@ -71,6 +71,12 @@ describe('the published package', () => {
       'bin/agent-memory.js',
     ];
     expect(needed.filter((path) => !files.includes(path))).toEqual([]);
+
+    // No shipped file names a source map: the package has none, and a bundler warns of each one missing.
+    const naming = files.filter(
+      (path) => path.endsWith('.js') && /sourceMappingURL=/u.test(readFileSync(join(ROOT, path), 'utf8')),
+    );
+    expect(naming).toEqual([]);
 
     // Every entry point package.json names is in it, for ESM and for TypeScript (exports, typesVersions).
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
