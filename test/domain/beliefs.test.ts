@@ -3,7 +3,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { createApp } from '../../src/app.js';
 import type { Core } from '../../src/domain/core.js';
 import { engine, manualClock, newTenant, testApi, type TestApi, type Tenant } from '../helpers/harness.js';
-import { freshDatabase } from '../helpers/isolated-db.js';
+import { sweepingApi } from '../helpers/isolated-db.js';
 import { recall, startSession } from '../helpers/store-recall.js';
 
 const DAY = 86_400_000;
@@ -286,7 +286,7 @@ describe(`decay and expiry on ${engine}, by moving the clock`, () => {
 
   it('deletes unpromoted session memories once the session has expired, and keeps promoted ones', async () => {
     const clock = manualClock();
-    const { api, close } = await freshDatabase({ clock });
+    const { api, close } = await sweepingApi({ clock });
     onTestFinished(close);
     const t = await newTenant(api);
     const s = await startSession(api, t.auth, { agent_id: 'agent-1', anchor_external_id: 'e' });

@@ -1,7 +1,7 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { sweepExpiredSessions } from '../../src/domain/lifecycle/sweeper.js';
 import { engine, manualClock, newTenant, testApi, type TestApi, type Tenant } from '../helpers/harness.js';
-import { freshDatabase } from '../helpers/isolated-db.js';
+import { sweepingApi } from '../helpers/isolated-db.js';
 import { createAnchor, startSession } from '../helpers/store-recall.js';
 
 const HOUR = 3_600_000;
@@ -116,7 +116,7 @@ describe(`one copy of each fact per subject on ${engine}`, () => {
 
   it('keeps a reinforced session memory in the session it was formed in, alive while a later session mentions it', async () => {
     const clock = manualClock();
-    const { api, close } = await freshDatabase({ clock });
+    const { api, close } = await sweepingApi({ clock });
     onTestFinished(close);
     const t = await newTenant(api);
     const anchorId = await createAnchor(api, t.auth, 'provenance');
@@ -153,7 +153,7 @@ describe(`one copy of each fact per subject on ${engine}`, () => {
 
   it('lets a memory that only its own expired session mentioned go, even while other sessions of the subject live', async () => {
     const clock = manualClock();
-    const { api, close } = await freshDatabase({ clock });
+    const { api, close } = await sweepingApi({ clock });
     onTestFinished(close);
     const t = await newTenant(api);
     const anchorId = await createAnchor(api, t.auth, 'unmentioned');

@@ -9,7 +9,7 @@ import { createApp } from '../../src/app.js';
 import type { Clock } from '../../src/domain/core.js';
 import { createHashEmbedder } from '../../src/embedding/hash.js';
 import { startCore, type Running } from '../../src/start-core.js';
-import { testConfig, type TestApi } from './harness.js';
+import { testApi, testConfig, type TestApi } from './harness.js';
 
 /**
  * A database of its own, for tests that change what the whole database holds (its embedder) and so
@@ -54,16 +54,14 @@ export async function isolatedDatabase(): Promise<IsolatedDb> {
   };
 }
 
-/**
- * An empty database of its own with the worker's embedder, behind an API: where an export is
- * imported, and where a test runs the process-wide session sweep on a moved clock. On the worker's
- * database such a sweep reaches every tenant on it, and on Postgres the two vitest workers share
- * that database: it once expired a session that the audit test, in the other worker, had just ended.
- */
+/** An empty database of its own with the worker's embedder, behind an API: where an export is imported. */
 export async function freshDatabase(
   options: { clock?: Clock } = {},
 ): Promise<{ api: TestApi; running: Running; close: () => Promise<void> }> {
-  const iso = await isolatedDatabase();
+  // In process, the embedded engine needs no folder: memory is quicker to migrate.
+  const iso: IsolatedDb = process.env.TEST_DATABASE_URL
+    ? await isolatedDatabase()
+    : { env: { DATA_DIR: ':memory:' }, drop: () => Promise.resolve() };
   const running = await startCore(testConfig(iso.env), {
     embedder: createHashEmbedder(256),
     log: pino({ level: 'silent' }),
@@ -78,4 +76,18 @@ export async function freshDatabase(
       await iso.drop();
     },
   };
+}
+
+/**
+ * An API for a test that runs the process-wide sweep (on a moved clock, or the real one): a sweep
+ * reaches every tenant of its database. On Postgres the two vitest workers share the worker
+ * database, and such a sweep once expired a session that the audit test, in the other worker, had
+ * just ended; there the test gets a database of its own. On PGlite each worker has its database in
+ * memory and runs its files one at a time, so the worker's database serves, without a migration.
+ */
+export async function sweepingApi(
+  options: { clock?: Clock } = {},
+): Promise<{ api: TestApi; close: () => Promise<void> }> {
+  if (!process.env.TEST_DATABASE_URL) return { api: await testApi(options), close: () => Promise.resolve() };
+  return freshDatabase(options);
 }

@@ -5,7 +5,7 @@ import type { Embedder } from '../../src/embedding/embedder.js';
 import { startSweeper } from '../../src/domain/lifecycle/sweeper.js';
 import { createMetrics, createMetricsApp, withMetrics } from '../../src/http/metrics.js';
 import { newTenant, testApi, testCore } from '../helpers/harness.js';
-import { freshDatabase } from '../helpers/isolated-db.js';
+import { sweepingApi } from '../helpers/isolated-db.js';
 import { expectProblem } from '../helpers/problem.js';
 
 /** Issue 15 point 9: /metrics shows the core's work, whichever door asked for it, and can be guarded. */
@@ -86,11 +86,11 @@ describe('domain metrics', () => {
 
   it('counts sweeper runs and the memories they delete', async () => {
     const metrics = createMetrics();
-    // On a database of its own: the sweeper, on the real clock, reaches every tenant of its database,
-    // and would delete session memories that other tests, on their moved clocks, still hold.
-    const { running, close } = await freshDatabase();
+    // The sweeper, on the real clock, would delete session memories that other tests, on their
+    // moved clocks, still hold: where the database is shared, it gets one of its own.
+    const { api, close } = await sweepingApi();
     onTestFinished(close);
-    const core = withMetrics(running.core, metrics);
+    const core = withMetrics(api.core, metrics);
     const stop = startSweeper(core, 20);
     const started = Date.now();
     while (Date.now() - started < 10_000) {

@@ -4,7 +4,7 @@ import { sweepExpired } from '../../src/domain/lifecycle/sweeper.js';
 import { DAY_MS } from '../../src/domain/time.js';
 import { MemoryObject, StoredMemoryObject } from '../../src/schemas/objects.js';
 import { engine, manualClock, newTenant, testApi, type Tenant, type TestApi } from '../helpers/harness.js';
-import { freshDatabase } from '../helpers/isolated-db.js';
+import { sweepingApi } from '../helpers/isolated-db.js';
 import { call, identityWithScopes, inProcessClient, ok, text } from '../helpers/mcp.js';
 import { expectProblem } from '../helpers/problem.js';
 
@@ -90,7 +90,7 @@ describe(`recall as of a moment on ${engine}`, () => {
 describe(`expiry on ${engine}`, () => {
   it('hides a memory from recall, the lists and GET at its expiry, and the sweeper deletes it, audited', async () => {
     const clock = manualClock(DAY0);
-    const { api, close } = await freshDatabase({ clock });
+    const { api, close } = await sweepingApi({ clock });
     onTestFinished(close);
     const t = await newTenant(api);
     const brief = await store(api, t, {
@@ -186,7 +186,7 @@ describe(`pinning on ${engine}`, () => {
 
   it('a pinned session memory survives its session end and expiry, in recall and the sweep', async () => {
     const clock = manualClock(DAY0);
-    const { api, close } = await freshDatabase({ clock });
+    const { api, close } = await sweepingApi({ clock });
     onTestFinished(close);
     const t = await newTenant(api);
     const session = await api.http.post('/v1/sessions').set(t.auth).send({ agent_id: 'a1' });
@@ -203,7 +203,7 @@ describe(`pinning on ${engine}`, () => {
 
   it('PATCH pins, unpins and sets or clears the expiry in place, audited; a pinned memory outlives its expiry', async () => {
     const clock = manualClock(DAY0);
-    const { api, close } = await freshDatabase({ clock });
+    const { api, close } = await sweepingApi({ clock });
     onTestFinished(close);
     const t = await newTenant(api);
     const m = await store(api, t, { content: 'Allergic to penicillin', anchor_external_id: 'c4', ttl_seconds: 60 });

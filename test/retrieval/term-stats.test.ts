@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { sweepExpiredSessions } from '../../src/domain/lifecycle/sweeper.js';
 import { engine, manualClock, newTenant, type Tenant, type TestApi } from '../helpers/harness.js';
-import { freshDatabase } from '../helpers/isolated-db.js';
+import { sweepingApi } from '../helpers/isolated-db.js';
 import { createAnchor, startSession, storeMemory, writeCanon } from '../helpers/store-recall.js';
 
 /**
@@ -41,7 +41,7 @@ async function expectConsistent(api: TestApi, t: Tenant, step: string): Promise<
 describe(`maintained BM25 statistics on ${engine}`, () => {
   it('equal the statistics recomputed from scratch after stores, reinforcements, supersessions, deletes, purges and sweeps', async () => {
     const clock = manualClock();
-    const { api, close } = await freshDatabase({ clock });
+    const { api, close } = await sweepingApi({ clock });
     onTestFinished(close);
     const t = await newTenant(api);
     const store = (body: Record<string, unknown>) => storeMemory(api, t.auth, { agent_id: 'agent-1', ...body });
