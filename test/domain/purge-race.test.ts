@@ -38,7 +38,6 @@ async function settle<T>(work: Promise<T>): Promise<T | 'not_found' | 'session_e
 describe.skipIf(engine !== 'postgres')('a purge racing writes into its subject, from two pools', () => {
   let pools: Running[] = [];
   let actor: Actor;
-
   let iso: IsolatedDb | undefined;
 
   beforeAll(async () => {
